@@ -1,0 +1,11 @@
+// Package probing knows how to probe one HTTP target and how to describe the
+// outcome.
+//
+// A Target is the fully resolved description of one check (URL, method,
+// timeout, accepted status codes, redirect policy). A Prober turns a Target
+// into a typed Result that keeps the failure class (Reason) next to a human
+// readable Message, so that callers never have to parse error strings.
+//
+// Scheduling (when to probe which target) lives in the scheduler
+// sub-package; this package does not know about Kubernetes objects.
+package probing

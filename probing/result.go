@@ -1,0 +1,72 @@
+package probing
+
+import (
+	"context"
+	"time"
+)
+
+// Reason is the machine-readable class of a probe outcome. Its values are
+// valid Kubernetes condition reasons (CamelCase, no spaces).
+type Reason string
+
+const (
+	// ReasonSucceeded means the server answered with an accepted status code.
+	ReasonSucceeded Reason = "ProbeSucceeded"
+	// ReasonDNSFailed means the host name could not be resolved.
+	ReasonDNSFailed Reason = "DNSFailed"
+	// ReasonConnectionFailed means no connection could be made or it broke
+	// (refused, reset, unreachable, protocol error).
+	ReasonConnectionFailed Reason = "ConnectionFailed"
+	// ReasonTimeout means the probe did not complete within its timeout.
+	ReasonTimeout Reason = "Timeout"
+	// ReasonTLSError means the TLS handshake or certificate verification failed.
+	ReasonTLSError Reason = "TLSError"
+	// ReasonUnexpectedStatus means the server answered, but with a status
+	// code that is not accepted.
+	ReasonUnexpectedStatus Reason = "UnexpectedStatus"
+	// ReasonTooManyRedirects means the redirect limit was reached.
+	ReasonTooManyRedirects Reason = "TooManyRedirects"
+	// ReasonInvalidTarget means the target cannot be probed at all (for
+	// example a URL that does not parse). The API server's validation makes
+	// this rare; it is reported rather than crashing.
+	ReasonInvalidTarget Reason = "InvalidTarget"
+)
+
+// ReadyMessage is the Result message of every successful probe.
+const ReadyMessage = "WebChecker is ready"
+
+// Result is the outcome of one probe.
+type Result struct {
+	// Success is true when the server answered with an accepted status code.
+	Success bool
+	// Reason classifies the outcome; ReasonSucceeded when Success is true.
+	Reason Reason
+	// Message is a human readable description: ReadyMessage on success,
+	// otherwise the error text. It is stable across repeated identical
+	// failures (no durations, no ephemeral ports), so that an unchanged
+	// failure does not look like a change.
+	Message string
+	// StatusCode is the final HTTP status code, or 0 when no response was
+	// received.
+	StatusCode int
+	// Duration is how long the probe took, end to end.
+	Duration time.Duration
+}
+
+// SameOutcome reports whether r and o describe the same observable outcome,
+// ignoring how long the probes took.
+func (r Result) SameOutcome(o Result) bool {
+	return r.Success == o.Success && r.Reason == o.Reason && r.Message == o.Message && r.StatusCode == o.StatusCode
+}
+
+// Prober probes one target. Implementations must honour ctx cancellation and
+// the target's timeout, and must be safe for concurrent use.
+type Prober interface {
+	Probe(ctx context.Context, target Target) Result
+}
+
+// ProberFunc adapts a function to the Prober interface.
+type ProberFunc func(ctx context.Context, target Target) Result
+
+// Probe calls f(ctx, target).
+func (f ProberFunc) Probe(ctx context.Context, target Target) Result { return f(ctx, target) }
