@@ -18,6 +18,7 @@ K8S_MINOR := 37
 ETCD_VERSION ?= v3.7.3
 CONTROLLER_GEN_VERSION ?= v0.23.0
 HELM_VERSION ?= v3.22.0
+IMG ?= webchecker:dev
 
 KUBE_APISERVER := $(K8S_BIN)/kube-apiserver
 ETCD := $(K8S_BIN)/etcd
@@ -37,6 +38,78 @@ K8S_LDFLAGS := -s -w $(foreach p,k8s.io/client-go/pkg/version k8s.io/component-b
 HELM_LDFLAGS := -s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION) \
 	-X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/lint/rules.k8sVersionMinor=$(K8S_MINOR) \
 	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(K8S_MINOR)
+
+GO_TEST_FLAGS ?= -race -count=1
+# Every test talks to the control plane built above.
+export KUBEBUILDER_ASSETS := $(K8S_BIN)
+
+##@ General
+
+.PHONY: help
+help: ## Show this help.
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+
+##@ Run
+
+.PHONY: demo
+demo: tools build ## Run a local demo: control plane, sample targets, the manager, and a live `kubectl get webcheckers`.
+	go run ./e2e/demo --bin-dir $(BIN)
+
+.PHONY: run
+run: manifests build ## Run the manager against the cluster in $$KUBECONFIG (install the CRD first: make install).
+	$(BIN)/manager $(RUN_ARGS)
+
+.PHONY: install
+install: manifests $(KUBE_STAMP) ## Install the CRD into the cluster in $$KUBECONFIG.
+	$(KUBECTL) apply --server-side -f config/crd/bases
+
+##@ Build
+
+.PHONY: build
+build: ## Build the manager binary into bin/manager.
+	go build -trimpath -o $(BIN)/manager ./cmd/manager
+
+.PHONY: generate
+generate: $(CONTROLLER_GEN_STAMP) ## Generate deepcopy code.
+	$(CONTROLLER_GEN) object paths=./api/...
+
+.PHONY: manifests
+manifests: $(CONTROLLER_GEN_STAMP) ## Generate the CRD and RBAC manifests under config/.
+	$(CONTROLLER_GEN) crd rbac:roleName=webchecker-manager paths=./api/... paths=./controllers/... paths=./sharding/... \
+		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+
+.PHONY: docker-build
+docker-build: ## Build the container image (needs a Docker engine).
+	docker build -t $(IMG) .
+
+##@ Test
+
+.PHONY: test
+test: tools generate manifests ## Run every test: unit, envtest integration and e2e.
+	go test $(GO_TEST_FLAGS) -timeout 20m ./...
+
+.PHONY: unit
+unit: ## Run only the tests that need no control plane.
+	go test $(GO_TEST_FLAGS) ./probing/... ./sharding/...
+
+.PHONY: e2e
+e2e: tools build ## Run only the end-to-end tests (the built manager against a local control plane).
+	WEBCHECKER_MANAGER=$(BIN)/manager go test $(GO_TEST_FLAGS) -timeout 15m -v ./e2e/...
+
+.PHONY: bench
+bench: ## Run the benchmarks and print their figures.
+	go test -run '^$$' -bench . -benchmem ./...
+
+.PHONY: verify
+verify: generate manifests ## Check formatting, vet, and that generated files are up to date.
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	go vet ./...
+	@git diff --exit-code -- api config || { echo "generated files are out of date: run make generate manifests and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config)" || { echo "untracked generated files:"; git status --porcelain -- api config; exit 1; }
+
+.PHONY: clean
+clean: ## Remove built binaries (keeps the cached tools).
+	rm -f $(BIN)/manager
 
 ##@ Tools (built once, cached under bin/)
 

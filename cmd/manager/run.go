@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/scheduler"
+	"github.com/networkio/webchecker/sharding"
+)
+
+// run wires the manager, the scheduler and the reconciler together and
+// blocks until ctx is cancelled (SIGTERM/SIGINT) or a component fails. When
+// it returns, every probe has been cancelled and every goroutine it started
+// has finished.
+func run(ctx context.Context, opts options) error {
+	if err := opts.validate(); err != nil {
+		return err
+	}
+	log := ctrl.Log.WithName("setup")
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("building scheme: %w", err)
+	}
+	if err := webcheckerv1alpha1.AddToScheme(scheme); err != nil {
+		return fmt.Errorf("building scheme: %w", err)
+	}
+
+	cfg, err := ctrl.GetConfig()
+	if err != nil {
+		return fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: opts.metricsAddr},
+		HealthProbeBindAddress: opts.probeAddr,
+	})
+	if err != nil {
+		return fmt.Errorf("creating manager: %w", err)
+	}
+
+	ownership := sharding.Static{ID: opts.shardID}
+	trigger := controllers.NewTrigger(0)
+	sched, err := scheduler.New(scheduler.Options{
+		Prober:    probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: opts.dnsServer, UserAgent: "webchecker (shard " + opts.shardID + ")"}),
+		Workers:   opts.probeWorkers,
+		Ownership: ownership,
+		Notify:    trigger.Notify,
+		Logger:    ctrl.Log.WithName("scheduler"),
+	})
+	if err != nil {
+		return fmt.Errorf("creating scheduler: %w", err)
+	}
+	if err := mgr.Add(sched); err != nil {
+		return fmt.Errorf("adding scheduler to manager: %w", err)
+	}
+	if err := (&controllers.WebCheckerReconciler{
+		Scheduler: sched,
+		Ownership: ownership,
+		Trigger:   trigger,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up webchecker controller: %w", err)
+	}
+	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding health check: %w", err)
+	}
+	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
+		return fmt.Errorf("adding ready check: %w", err)
+	}
+
+	log.Info("Starting manager", "shardID", opts.shardID, "probeWorkers", opts.probeWorkers, "dnsServer", opts.dnsServer)
+	if err := mgr.Start(ctx); err != nil {
+		return fmt.Errorf("running manager: %w", err)
+	}
+	log.Info("Manager stopped")
+	return nil
+}

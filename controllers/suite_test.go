@@ -1,0 +1,150 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/probetest"
+	"github.com/networkio/webchecker/probing/scheduler"
+	"github.com/networkio/webchecker/sharding"
+)
+
+// testShardID is the shard identity of the manager under test.
+const testShardID = "test-replica"
+
+var (
+	// k8sClient talks to the API server directly (no cache).
+	k8sClient client.Client
+	// dns is the loopback resolver the prober uses: it knows only the names
+	// the tests register, so no query ever leaves the machine.
+	dns *probetest.DNSServer
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(runSuite(m))
+}
+
+func runSuite(m *testing.M) int {
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapLevel())))
+	cp, err := framework.StartControlPlane()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
+
+	dns, err = probetest.NewDNSServer(map[string][]net.IP{"target.test": {net.IPv4(127, 0, 0, 1)}})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer dns.Close()
+
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if err := webcheckerv1alpha1.AddToScheme(scheme); err != nil {
+		panic(err)
+	}
+	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped, err := startManager(ctx, cp, scheme)
+	if err != nil {
+		cancel()
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	cancel()
+	if err := <-stopped; err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+		return 1
+	}
+	return code
+}
+
+// startManager runs the real manager wiring (scheduler, HTTP prober,
+// reconciler) in this process against the control plane.
+func startManager(ctx context.Context, cp *framework.ControlPlane, scheme *runtime.Scheme) (<-chan error, error) {
+	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
+		Scheme:                 scheme,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+	ownership := sharding.Static{ID: testShardID}
+	trigger := controllers.NewTrigger(0)
+	sched, err := scheduler.New(scheduler.Options{
+		Prober:        probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr()}),
+		Workers:       16,
+		InitialJitter: 200 * time.Millisecond,
+		Ownership:     ownership,
+		Notify:        trigger.Notify,
+		Logger:        ctrl.Log.WithName("scheduler"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating scheduler: %w", err)
+	}
+	if err := mgr.Add(sched); err != nil {
+		return nil, fmt.Errorf("adding scheduler: %w", err)
+	}
+	if err := (&controllers.WebCheckerReconciler{Scheduler: sched, Ownership: ownership, Trigger: trigger}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up reconciler: %w", err)
+	}
+	stopped := make(chan error, 1)
+	go func() { stopped <- mgr.Start(ctx) }()
+	// Tests measure latencies from their first request: start them once
+	// the manager is watching.
+	syncCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if !mgr.GetCache().WaitForCacheSync(syncCtx) {
+		return nil, fmt.Errorf("manager cache did not sync")
+	}
+	return stopped, nil
+}
+
+// zapLevel is info, or debug when WEBCHECKER_TEST_DEBUG is set.
+func zapLevel() zapcore.Level {
+	if os.Getenv("WEBCHECKER_TEST_DEBUG") != "" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.InfoLevel
+}
+
+// newNamespace creates a namespace of its own for one test.
+func newNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "wc-test-"}}
+	require.NoError(t, k8sClient.Create(context.Background(), ns))
+	return ns.Name
+}

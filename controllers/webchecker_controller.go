@@ -1,0 +1,253 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/scheduler"
+	"github.com/networkio/webchecker/sharding"
+)
+
+// ControllerName names the controller in logs, metrics and Events.
+const ControllerName = "webchecker"
+
+// Event reasons recorded on Ready transitions.
+const (
+	EventReasonProbeSucceeded = "ProbeSucceeded"
+	EventReasonProbeFailed    = "ProbeFailed"
+)
+
+const (
+	pendingMessage = "Waiting for the first probe result"
+	// conflictRetryDelay is how long to wait before re-reading an object
+	// whose status patch lost an optimistic-concurrency race. Conflicts are
+	// expected (the informer cache lags behind our own writes), so they are
+	// retried quietly instead of being reported as errors.
+	conflictRetryDelay = 100 * time.Millisecond
+	// maxMessageLength bounds condition messages (the API allows 32768) and
+	// Event notes (the API allows 1024).
+	maxConditionMessage = 4096
+	maxEventNote        = 1000
+)
+
+// Scheduler is what the reconciler needs of the probe scheduler.
+type Scheduler interface {
+	Upsert(scheduler.Check)
+	Remove(types.NamespacedName)
+	Latest(types.NamespacedName) (scheduler.Outcome, bool)
+}
+
+var _ Scheduler = (*scheduler.Scheduler)(nil)
+
+// WebCheckerReconciler keeps the scheduler's set of checks in line with the
+// WebChecker objects this replica owns and writes their status.
+type WebCheckerReconciler struct {
+	// Client reads WebCheckers (from the cache) and patches their status.
+	Client client.Client
+	// Scheduler runs the probes.
+	Scheduler Scheduler
+	// Ownership says which checkers this replica probes and writes.
+	Ownership sharding.Ownership
+	// Recorder records an Event on each Ready transition.
+	Recorder events.EventRecorder
+	// Trigger delivers probe outcomes (and ownership changes) to the
+	// controller.
+	Trigger Trigger
+	// Clock stamps the Pending condition. Defaults to the real clock.
+	Clock clock.PassiveClock
+}
+
+// +kubebuilder:rbac:groups=test.network.io,resources=webcheckers,verbs=get;list;watch
+// +kubebuilder:rbac:groups=test.network.io,resources=webcheckers/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// SetupWithManager registers the reconciler with mgr.
+func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	if r.Client == nil {
+		r.Client = mgr.GetClient()
+	}
+	if r.Recorder == nil {
+		r.Recorder = mgr.GetEventRecorder(ControllerName)
+	}
+	if r.Clock == nil {
+		r.Clock = clock.RealClock{}
+	}
+	switch {
+	case r.Scheduler == nil:
+		return errors.New("webchecker reconciler: Scheduler is required")
+	case r.Ownership == nil:
+		return errors.New("webchecker reconciler: Ownership is required")
+	case r.Trigger == nil:
+		return errors.New("webchecker reconciler: Trigger is required")
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		Named(ControllerName).
+		// Status writes bump resourceVersion but not generation: they must
+		// not trigger another reconcile (and another write).
+		For(&webcheckerv1alpha1.WebChecker{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WatchesRawSource(source.Channel(r.Trigger, &handler.TypedEnqueueRequestForObject[*webcheckerv1alpha1.WebChecker]{})).
+		Complete(r)
+}
+
+// Reconcile brings one WebChecker's schedule and status up to date.
+func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	key := req.NamespacedName
+	wc := &webcheckerv1alpha1.WebChecker{}
+	if err := r.Client.Get(ctx, key, wc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Scheduler.Remove(key)
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, fmt.Errorf("getting WebChecker: %w", err)
+	}
+	if !wc.DeletionTimestamp.IsZero() || !r.Ownership.Owns(key) {
+		// Not ours (any more): stop probing and leave the status to the
+		// owner.
+		r.Scheduler.Remove(key)
+		return ctrl.Result{}, nil
+	}
+
+	check, err := CheckFor(wc)
+	if err != nil {
+		// The API server's validation should have caught this; an object
+		// stored before a stricter CRD can still get here. Report it, do
+		// not retry: only a spec change can fix it.
+		r.Scheduler.Remove(key)
+		result := probing.Result{Reason: probing.ReasonInvalidTarget, Message: err.Error()}
+		if err := r.writeStatus(ctx, wc, &scheduler.Outcome{Key: key, Generation: wc.Generation, Result: result, Time: r.Clock.Now()}); err != nil {
+			return r.handleWriteError(ctx, err)
+		}
+		return ctrl.Result{}, reconcile.TerminalError(err)
+	}
+	r.Scheduler.Upsert(check)
+
+	var latest *scheduler.Outcome
+	if o, ok := r.Scheduler.Latest(key); ok && o.Generation == wc.Generation {
+		latest = &o
+	}
+	if err := r.writeStatus(ctx, wc, latest); err != nil {
+		return r.handleWriteError(ctx, err)
+	}
+	return ctrl.Result{}, nil
+}
+
+// handleWriteError retries conflicts quietly after a short delay (the next
+// attempt re-reads the object) and returns other errors for backoff.
+func (r *WebCheckerReconciler) handleWriteError(ctx context.Context, err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		logf.FromContext(ctx).V(1).Info("Status patch conflicted, retrying after re-reading")
+		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
+	}
+	if apierrors.IsNotFound(err) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// writeStatus computes the desired status from the newest outcome of the
+// current generation (nil when there is none yet) and patches it when it
+// differs from the stored one.
+func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, latest *scheduler.Outcome) error {
+	desired := wc.Status.DeepCopy()
+	desired.Shard = r.Ownership.ShardID()
+	switch {
+	case latest != nil:
+		desired.ObservedGeneration = latest.Generation
+		desired.HTTPStatusCode = int32(latest.Result.StatusCode)
+		meta.SetStatusCondition(&desired.Conditions, readyCondition(latest))
+	case meta.FindStatusCondition(desired.Conditions, webcheckerv1alpha1.ConditionReady) == nil:
+		desired.ObservedGeneration = wc.Generation
+		meta.SetStatusCondition(&desired.Conditions, metav1.Condition{
+			Type:               webcheckerv1alpha1.ConditionReady,
+			Status:             metav1.ConditionUnknown,
+			Reason:             webcheckerv1alpha1.ReasonPending,
+			Message:            pendingMessage,
+			ObservedGeneration: wc.Generation,
+			LastTransitionTime: metav1.NewTime(r.Clock.Now()),
+		})
+	}
+	if equality.Semantic.DeepEqual(&wc.Status, desired) {
+		return nil
+	}
+
+	before := readyStatus(wc.Status.Conditions)
+	base := wc.DeepCopy()
+	wc.Status = *desired
+	// The optimistic lock makes the patch fail with a conflict when the
+	// object changed since we read it: a status is never overwritten
+	// blindly, and the retry starts from a fresh read.
+	patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+	if err := r.Client.Status().Patch(ctx, wc, patch); err != nil {
+		return fmt.Errorf("patching WebChecker status: %w", err)
+	}
+	logf.FromContext(ctx).V(1).Info("Status updated", "ready", readyStatus(desired.Conditions), "httpStatusCode", desired.HTTPStatusCode)
+
+	if after := readyStatus(desired.Conditions); after != before && latest != nil {
+		r.recordTransition(wc, latest.Result)
+	}
+	return nil
+}
+
+func (r *WebCheckerReconciler) recordTransition(wc *webcheckerv1alpha1.WebChecker, result probing.Result) {
+	if result.Success {
+		r.Recorder.Eventf(wc, nil, corev1.EventTypeNormal, EventReasonProbeSucceeded, "Probe", "%s", truncate(result.Message, maxEventNote))
+		return
+	}
+	r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonProbeFailed, "Probe", "%s: %s", result.Reason, truncate(result.Message, maxEventNote))
+}
+
+// readyCondition turns an outcome into the Ready condition.
+func readyCondition(o *scheduler.Outcome) metav1.Condition {
+	c := metav1.Condition{
+		Type:               webcheckerv1alpha1.ConditionReady,
+		Status:             metav1.ConditionFalse,
+		Reason:             string(o.Result.Reason),
+		Message:            truncate(o.Result.Message, maxConditionMessage),
+		ObservedGeneration: o.Generation,
+		// Used only when the status changes: meta.SetStatusCondition keeps
+		// the previous transition time otherwise.
+		LastTransitionTime: metav1.NewTime(o.Time),
+	}
+	if o.Result.Success {
+		c.Status = metav1.ConditionTrue
+	}
+	if c.Reason == "" {
+		c.Reason = string(probing.ReasonConnectionFailed)
+	}
+	return c
+}
+
+func readyStatus(conditions []metav1.Condition) metav1.ConditionStatus {
+	if c := meta.FindStatusCondition(conditions, webcheckerv1alpha1.ConditionReady); c != nil {
+		return c.Status
+	}
+	return ""
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n-3] + "..."
+}

@@ -1,0 +1,341 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	eventsv1 "k8s.io/api/events/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/e2e/framework"
+)
+
+const (
+	interval = time.Second
+	// poll is how often Eventually-style waits look again.
+	poll = 50 * time.Millisecond
+)
+
+func newChecker(ns, name, host, path string) *webcheckerv1alpha1.WebChecker {
+	return &webcheckerv1alpha1.WebChecker{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: webcheckerv1alpha1.WebCheckerSpec{
+			Host:     host,
+			Path:     path,
+			Interval: &metav1.Duration{Duration: interval},
+			Timeout:  &metav1.Duration{Duration: 500 * time.Millisecond},
+		},
+	}
+}
+
+func getChecker(t *testing.T, key types.NamespacedName) *webcheckerv1alpha1.WebChecker {
+	t.Helper()
+	wc := &webcheckerv1alpha1.WebChecker{}
+	require.NoError(t, k8sClient.Get(context.Background(), key, wc))
+	return wc
+}
+
+// waitReady waits until the Ready condition has status (and reason, when
+// given) and returns the object as then stored.
+func waitReady(t *testing.T, key types.NamespacedName, status metav1.ConditionStatus, reason string, within time.Duration) *webcheckerv1alpha1.WebChecker {
+	t.Helper()
+	var last *webcheckerv1alpha1.WebChecker
+	require.Eventually(t, func() bool {
+		wc := &webcheckerv1alpha1.WebChecker{}
+		if err := k8sClient.Get(context.Background(), key, wc); err != nil {
+			return false
+		}
+		last = wc
+		c := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady)
+		return c != nil && c.Status == status && (reason == "" || c.Reason == reason)
+	}, within, poll, "Ready never became %s/%s; last status: %+v", status, reason, statusOf(last))
+	return last
+}
+
+func statusOf(wc *webcheckerv1alpha1.WebChecker) any {
+	if wc == nil {
+		return nil
+	}
+	return wc.Status
+}
+
+func ready(wc *webcheckerv1alpha1.WebChecker) metav1.Condition {
+	c := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady)
+	if c == nil {
+		return metav1.Condition{}
+	}
+	return *c
+}
+
+func TestReadyFollowsTheTarget(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	target := framework.NewTarget()
+	defer target.Close()
+	wc := newChecker(ns, "lifecycle", target.URL(), "/health")
+	key := client.ObjectKeyFromObject(wc)
+
+	created := time.Now()
+	require.NoError(t, k8sClient.Create(context.Background(), wc))
+	up := waitReady(t, key, metav1.ConditionTrue, "ProbeSucceeded", 3*time.Second)
+	t.Logf("create -> Ready=True in %s", time.Since(created).Round(time.Millisecond))
+	upCond := ready(up)
+	assert.Equal(t, "WebChecker is ready", upCond.Message)
+	assert.Equal(t, up.Generation, upCond.ObservedGeneration)
+	assert.Equal(t, up.Generation, up.Status.ObservedGeneration)
+	assert.EqualValues(t, http.StatusOK, up.Status.HTTPStatusCode)
+	assert.Equal(t, testShardID, up.Status.Shard)
+
+	// The target breaks: Ready turns False within two intervals.
+	target.SetStatus(http.StatusInternalServerError)
+	down := waitReady(t, key, metav1.ConditionFalse, "UnexpectedStatus", 2*interval+time.Second)
+	downCond := ready(down)
+	assert.Contains(t, downCond.Message, "500")
+	assert.EqualValues(t, http.StatusInternalServerError, down.Status.HTTPStatusCode)
+	assert.True(t, downCond.LastTransitionTime.After(upCond.LastTransitionTime.Time),
+		"lastTransitionTime must move on True->False: %s then %s", upCond.LastTransitionTime, downCond.LastTransitionTime)
+
+	// While it stays broken the transition time stays put.
+	probed := target.Count("/health")
+	require.Eventually(t, func() bool { return target.Count("/health") >= probed+2 }, 2*interval+5*time.Second, poll)
+	assert.Equal(t, downCond.LastTransitionTime, ready(getChecker(t, key)).LastTransitionTime)
+
+	// It recovers.
+	target.SetStatus(http.StatusOK)
+	again := waitReady(t, key, metav1.ConditionTrue, "ProbeSucceeded", 2*interval+time.Second)
+	assert.True(t, ready(again).LastTransitionTime.After(downCond.LastTransitionTime.Time))
+
+	// One Event per transition.
+	require.Eventually(t, func() bool {
+		reasons := eventReasons(t, ns, wc.Name)
+		return strings.Count(reasons, "ProbeFailed") >= 1 && strings.Count(reasons, "ProbeSucceeded") >= 2
+	}, 5*time.Second, poll, "events: %s", eventReasons(t, ns, wc.Name))
+	reasons := eventReasons(t, ns, wc.Name)
+	assert.Equal(t, 1, strings.Count(reasons, "ProbeFailed"), reasons)
+	assert.Equal(t, 2, strings.Count(reasons, "ProbeSucceeded"), reasons)
+}
+
+// eventReasons lists the reasons of the Events about one WebChecker,
+// repeated by their count.
+func eventReasons(t *testing.T, ns, name string) string {
+	t.Helper()
+	var list eventsv1.EventList
+	require.NoError(t, k8sClient.List(context.Background(), &list, client.InNamespace(ns)))
+	var reasons []string
+	for _, e := range list.Items {
+		if e.Regarding.Name != name {
+			continue
+		}
+		n := 1
+		if e.Series != nil {
+			n = int(e.Series.Count)
+		}
+		for range n {
+			reasons = append(reasons, e.Reason)
+		}
+	}
+	return strings.Join(reasons, ",")
+}
+
+func TestNoStatusWritesWhileNothingChanges(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	target := framework.NewTarget()
+	defer target.Close()
+	wc := newChecker(ns, "steady", target.URL(), "/")
+	key := client.ObjectKeyFromObject(wc)
+	require.NoError(t, k8sClient.Create(context.Background(), wc))
+	stable := waitReady(t, key, metav1.ConditionTrue, "", 3*time.Second)
+
+	probed := target.Count("/")
+	// Wait for three more probes of the unchanged target, then check that
+	// none of them wrote anything.
+	require.Eventually(t, func() bool { return target.Count("/") >= probed+3 }, 3*interval+5*time.Second, poll)
+	assert.Equal(t, stable.ResourceVersion, getChecker(t, key).ResourceVersion, "status was rewritten although nothing changed")
+}
+
+func TestDeleteStopsProbes(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	target := framework.NewTarget()
+	defer target.Close()
+	wc := newChecker(ns, "deleted", target.URL(), "/gone")
+	key := client.ObjectKeyFromObject(wc)
+	require.NoError(t, k8sClient.Create(context.Background(), wc))
+	waitReady(t, key, metav1.ConditionTrue, "", 3*time.Second)
+
+	require.NoError(t, k8sClient.Delete(context.Background(), wc))
+	deleted := time.Now()
+	require.Eventually(t, func() bool {
+		return apierrors.IsNotFound(k8sClient.Get(context.Background(), key, &webcheckerv1alpha1.WebChecker{}))
+	}, 5*time.Second, poll)
+
+	// Give the watch event time to arrive, then no probe may come for two
+	// more intervals.
+	time.Sleep(500 * time.Millisecond)
+	after := target.Count("/gone")
+	time.Sleep(2*interval + 500*time.Millisecond)
+	assert.Equal(t, after, target.Count("/gone"), "probes continued after delete")
+	for _, h := range target.Hits() {
+		assert.False(t, h.Time.After(deleted.Add(time.Second)), "probe at %s, %s after the delete", h.Time, h.Time.Sub(deleted))
+	}
+}
+
+func TestSpecChangeMovesTheProbe(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	target := framework.NewTarget()
+	defer target.Close()
+	wc := newChecker(ns, "moving", target.URL(), "/old")
+	key := client.ObjectKeyFromObject(wc)
+	require.NoError(t, k8sClient.Create(context.Background(), wc))
+	waitReady(t, key, metav1.ConditionTrue, "", 3*time.Second)
+
+	latest := getChecker(t, key)
+	patch := client.MergeFrom(latest.DeepCopy())
+	latest.Spec.Path = "/new"
+	require.NoError(t, k8sClient.Patch(context.Background(), latest, patch))
+
+	require.Eventually(t, func() bool { return target.Count("/new") > 0 }, 3*time.Second, poll, "the new path was never probed")
+	require.Eventually(t, func() bool { return getChecker(t, key).Status.ObservedGeneration == latest.Generation }, 3*time.Second, poll)
+	old := target.Count("/old")
+	require.Eventually(t, func() bool { return target.Count("/new") >= 3 }, 5*interval, poll)
+	assert.Equal(t, old, target.Count("/old"), "the old path is still probed")
+	assert.Equal(t, latest.Generation, ready(getChecker(t, key)).ObservedGeneration)
+}
+
+func TestDNSFailureUsesTheLoopbackResolver(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	target := framework.NewTarget()
+	defer target.Close()
+	_, port, err := net.SplitHostPort(target.Host())
+	require.NoError(t, err)
+
+	// A name the stub resolver knows reaches the target...
+	known := newChecker(ns, "known", "http://target.test:"+port, "/")
+	require.NoError(t, k8sClient.Create(context.Background(), known))
+	waitReady(t, client.ObjectKeyFromObject(known), metav1.ConditionTrue, "", 3*time.Second)
+
+	// ...an unknown one fails with DNSFailed.
+	unknown := newChecker(ns, "unknown", "http://nowhere.test:"+port, "/")
+	require.NoError(t, k8sClient.Create(context.Background(), unknown))
+	got := waitReady(t, client.ObjectKeyFromObject(unknown), metav1.ConditionFalse, "DNSFailed", 3*time.Second)
+	assert.Contains(t, ready(got).Message, "nowhere.test")
+	assert.Zero(t, got.Status.HTTPStatusCode)
+}
+
+// TestSampleManifestsApplyUnchanged applies config/samples exactly as
+// shipped. No network is reachable from the tests, and the prober resolves
+// through the loopback stub, so both end DNSFailed here.
+func TestSampleManifestsApplyUnchanged(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	root, err := framework.RepoRoot()
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(root, "config", "samples", "test_v1alpha1_webchecker.yaml"))
+	require.NoError(t, err)
+
+	// Sent as they are, like kubectl does: no Go struct in between.
+	dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096)
+	var names []string
+	for {
+		obj := &unstructured.Unstructured{}
+		if err := dec.Decode(&obj.Object); err != nil {
+			require.ErrorIs(t, err, io.EOF)
+			break
+		}
+		obj.SetNamespace(ns)
+		require.NoError(t, k8sClient.Create(context.Background(), obj), "sample %s rejected", obj.GetName())
+		names = append(names, obj.GetName())
+	}
+	require.Equal(t, []string{"flant", "badnews"}, names)
+
+	stored := getChecker(t, types.NamespacedName{Namespace: ns, Name: "flant"})
+	assert.Equal(t, "/", stored.Spec.Path)
+	assert.Equal(t, &metav1.Duration{Duration: 10 * time.Second}, stored.Spec.Interval)
+	assert.Equal(t, &metav1.Duration{Duration: time.Second}, stored.Spec.Timeout)
+	assert.Equal(t, "GET", stored.Spec.Method)
+	assert.Equal(t, ptr.To(true), stored.Spec.FollowRedirects)
+
+	bad := waitReady(t, types.NamespacedName{Namespace: ns, Name: "badnews"}, metav1.ConditionFalse, "DNSFailed", 5*time.Second)
+	msg := ready(bad).Message
+	assert.Contains(t, msg, `Get "http://badnews.me/"`)
+	assert.Contains(t, msg, "lookup badnews.me")
+	assert.Contains(t, msg, "no such host")
+}
+
+func TestInvalidSpecsAreRejectedByTheAPIServer(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	tests := map[string]struct {
+		mutate func(*webcheckerv1alpha1.WebCheckerSpec)
+		want   string
+	}{
+		"no host":             {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "" }, "spec.host"},
+		"unparseable URL":     {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://exa mple.com" }, "host must be a valid URL"},
+		"unparseable port":    {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "example.com:http" }, "host must be a valid URL"},
+		"ftp scheme":          {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "ftp://example.com" }, "host must use the http or https scheme"},
+		"path in host":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://example.com/health" }, "host must not contain a path"},
+		"query in host":       {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://example.com?x=1" }, "host must not contain a query or fragment"},
+		"fragment in host":    {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://example.com#top" }, "host must not contain a query or fragment"},
+		"credentials in host": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://user:secret@example.com" }, "host must not contain credentials"},
+		"double slash path":   {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "//example.org/x" }, "path must start with a single /"},
+		"fragment in path":    {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "/x#frag" }, "path must not contain a fragment"},
+		"relative path":       {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "health" }, "path must start with a single /"},
+		"timeout = interval":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Timeout = &metav1.Duration{Duration: 10 * time.Second} }, "timeout must be less than interval"},
+		"timeout > interval":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Timeout = &metav1.Duration{Duration: time.Minute} }, "timeout must be less than interval"},
+		"interval below 1s": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.Interval.Duration = 500 * time.Millisecond
+			s.Timeout.Duration = 100 * time.Millisecond
+		}, "interval must be at least 1s"},
+		"status code below":     {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ExpectedStatusCodes = []int32{99} }, "should be greater than or equal to 100"},
+		"status code above":     {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ExpectedStatusCodes = []int32{200, 600} }, "should be less than or equal to 599"},
+		"unknown method":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Method = "POST" }, `supported values: "GET", "HEAD"`},
+		"duplicate status code": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ExpectedStatusCodes = []int32{200, 200} }, "Duplicate value"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			wc := &webcheckerv1alpha1.WebChecker{
+				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: strings.ReplaceAll(name, " ", "-")},
+				Spec: webcheckerv1alpha1.WebCheckerSpec{
+					Host:     "http://example.com",
+					Path:     "/",
+					Interval: &metav1.Duration{Duration: 10 * time.Second},
+					Timeout:  &metav1.Duration{Duration: time.Second},
+				},
+			}
+			wc.Name = strings.ReplaceAll(wc.Name, "=", "eq")
+			wc.Name = strings.ReplaceAll(wc.Name, ">", "gt")
+			tc.mutate(&wc.Spec)
+			err := k8sClient.Create(context.Background(), wc, client.DryRunAll)
+			require.Error(t, err, "the API server accepted %+v", wc.Spec)
+			assert.True(t, apierrors.IsInvalid(err), "want an Invalid error, got %v", err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+
+	// And the valid forms of host are accepted.
+	for i, host := range []string{"example.com", "example.com:8080", "http://example.com/", "https://example.com:8443", "http://[::1]:8080", "http://127.0.0.1"} {
+		wc := newChecker(ns, fmt.Sprintf("valid-%d", i), host, "/healthz?full=1")
+		assert.NoError(t, k8sClient.Create(context.Background(), wc, client.DryRunAll), "host %q", host)
+	}
+}

@@ -1,0 +1,168 @@
+// Command demo shows webchecker at work on a machine with no cluster: it
+// starts a local control plane (kube-apiserver and etcd in a temporary
+// directory), installs the CRD, starts HTTP targets on 127.0.0.1 (healthy,
+// failing, slow, closed, flapping), applies WebCheckers for them and the
+// shipped samples, runs the manager and shows `kubectl get webcheckers`
+// updating live. Ctrl-C stops everything and leaves nothing running.
+//
+// Probes resolve names through a loopback DNS stub that knows no names, so
+// nothing leaves the machine: the samples pointing at public hosts end
+// Ready=False with reason DNSFailed.
+//
+// Run it with `make demo`.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
+)
+
+func main() {
+	binDir := flag.String("bin-dir", "bin", "Directory holding the built manager (bin/manager).")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, *binDir); err != nil {
+		fmt.Fprintln(os.Stderr, "demo:", err)
+		os.Exit(1)
+	}
+}
+
+// flapping answers 200 and 503 in turns of 20 seconds.
+func flapping(w http.ResponseWriter, _ *http.Request) {
+	if time.Now().Unix()/20%2 == 0 {
+		w.WriteHeader(http.StatusOK)
+		return
+	}
+	w.WriteHeader(http.StatusServiceUnavailable)
+}
+
+func run(ctx context.Context, binDir string) (err error) {
+	say("starting a local control plane (kube-apiserver + etcd)")
+	cp, err := framework.StartControlPlane()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		say("stopping the control plane")
+		err = errors.Join(err, cp.Stop())
+	}()
+
+	dns, err := probetest.NewDNSServer(map[string][]net.IP{})
+	if err != nil {
+		return fmt.Errorf("starting the loopback DNS stub: %w", err)
+	}
+	defer dns.Close()
+
+	healthy, broken, slow := framework.NewTarget(), framework.NewTarget(), framework.NewTarget()
+	broken.SetStatus(http.StatusInternalServerError)
+	slow.SetDelay(3 * time.Second)
+	flap := &http.Server{Handler: http.HandlerFunc(flapping), ReadHeaderTimeout: 5 * time.Second}
+	flapListener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("starting the flapping target: %w", err)
+	}
+	go func() { _ = flap.Serve(flapListener) }()
+	defer func() {
+		healthy.Close()
+		broken.Close()
+		slow.Close()
+		_ = flap.Close()
+	}()
+	closed, err := framework.FreeLoopbackAddr()
+	if err != nil {
+		return err
+	}
+
+	say("applying WebCheckers")
+	manifest := fmt.Sprintf(demoManifests, healthy.URL(), broken.URL(), slow.URL(), flapListener.Addr().String(), closed)
+	if _, err := cp.Kubectl(manifest, "apply", "-f", "-"); err != nil {
+		return err
+	}
+	root, err := framework.RepoRoot()
+	if err != nil {
+		return err
+	}
+	if _, err := cp.Kubectl("", "apply", "-f", filepath.Join(root, "config", "samples", "test_v1alpha1_webchecker.yaml")); err != nil {
+		return err
+	}
+
+	say("starting the manager")
+	logFile, err := os.CreateTemp("", "webchecker-demo-manager-*.log")
+	if err != nil {
+		return fmt.Errorf("creating the manager log: %w", err)
+	}
+	defer logFile.Close()
+	mgr, err := framework.StartManager(ctx, framework.ManagerOptions{
+		Binary:     filepath.Join(binDir, "manager"),
+		Kubeconfig: cp.KubeconfigPath,
+		ShardID:    "demo-0",
+		DNSServer:  dns.Addr(),
+		Output:     logFile,
+	})
+	if err != nil {
+		return err
+	}
+	defer func() {
+		say("stopping the manager")
+		err = errors.Join(err, mgr.Terminate(30*time.Second))
+	}()
+
+	fmt.Printf("\nmanager log:  %s\nkubeconfig:   export KUBECONFIG=%s  (kubectl: %s)\n", logFile.Name(), cp.KubeconfigPath, filepath.Join(root, "bin", "k8s", "kubectl"))
+	fmt.Printf("Watching `kubectl get webcheckers -o wide --watch`; press Ctrl-C to stop.\n\n")
+	kubectl, err := framework.KubectlPath()
+	if err != nil {
+		return err
+	}
+	watch := exec.CommandContext(ctx, kubectl, "--kubeconfig="+cp.KubeconfigPath, "get", "webcheckers", "-o", "wide", "--watch")
+	watch.Stdout, watch.Stderr = os.Stdout, os.Stderr
+	watch.Cancel = func() error { return watch.Process.Signal(syscall.SIGTERM) }
+	watch.WaitDelay = 5 * time.Second
+	if err := watch.Run(); err != nil && ctx.Err() == nil {
+		return fmt.Errorf("kubectl get --watch: %w", err)
+	}
+	fmt.Println()
+	return nil
+}
+
+func say(msg string) { fmt.Printf("==> %s\n", msg) }
+
+const demoManifests = `
+apiVersion: test.network.io/v1alpha1
+kind: WebChecker
+metadata: {name: healthy}
+spec: {host: %q, path: /healthz, interval: 2s}
+---
+apiVersion: test.network.io/v1alpha1
+kind: WebChecker
+metadata: {name: broken}
+spec: {host: %q, path: /, interval: 2s}
+---
+apiVersion: test.network.io/v1alpha1
+kind: WebChecker
+metadata: {name: slow}
+spec: {host: %q, path: /slow, interval: 5s, timeout: 1s}
+---
+apiVersion: test.network.io/v1alpha1
+kind: WebChecker
+metadata: {name: flapping}
+spec: {host: %q, path: /, interval: 2s, method: HEAD, expectedStatusCodes: [200]}
+---
+apiVersion: test.network.io/v1alpha1
+kind: WebChecker
+metadata: {name: closed-port}
+spec: {host: %q, interval: 3s}
+`

@@ -1,0 +1,99 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+)
+
+// RepoRoot returns the repository root: the nearest parent of the working
+// directory that holds the project's go.mod.
+func RepoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("finding repository root: %w", err)
+	}
+	for {
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil && isProjectModule(data) {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("finding repository root: no go.mod of github.com/networkio/webchecker above the working directory")
+		}
+		dir = parent
+	}
+}
+
+func isProjectModule(gomod []byte) bool {
+	const want = "module github.com/networkio/webchecker\n"
+	return len(gomod) >= len(want) && string(gomod[:len(want)]) == want
+}
+
+// ControlPlane is a running kube-apiserver and etcd with the WebChecker CRD
+// installed.
+type ControlPlane struct {
+	env *envtest.Environment
+	// Config is an admin rest.Config for the API server.
+	Config *rest.Config
+	// KubeconfigPath is an admin kubeconfig file for kubectl and manager
+	// processes.
+	KubeconfigPath string
+	dir            string
+}
+
+// StartControlPlane starts a control plane from the binaries in
+// $KUBEBUILDER_ASSETS (else <repo>/bin/k8s, built by `make tools`) and
+// installs the CRDs from <repo>/config/crd/bases.
+func StartControlPlane() (*ControlPlane, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	assets := os.Getenv("KUBEBUILDER_ASSETS")
+	if assets == "" {
+		assets = filepath.Join(root, "bin", "k8s")
+	}
+	if _, err := os.Stat(filepath.Join(assets, "kube-apiserver")); err != nil {
+		return nil, fmt.Errorf("no kube-apiserver in %s: run `make tools` (or `make test`) first: %w", assets, err)
+	}
+	env := &envtest.Environment{
+		BinaryAssetsDirectory:    assets,
+		CRDDirectoryPaths:        []string{filepath.Join(root, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing:    true,
+		ControlPlaneStartTimeout: 60 * time.Second,
+		ControlPlaneStopTimeout:  30 * time.Second,
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return nil, fmt.Errorf("starting control plane: %w", err)
+	}
+	cp := &ControlPlane{env: env, Config: cfg}
+	if cp.dir, err = os.MkdirTemp("", "webchecker-controlplane-"); err != nil {
+		_ = env.Stop()
+		return nil, fmt.Errorf("creating kubeconfig directory: %w", err)
+	}
+	cp.KubeconfigPath = filepath.Join(cp.dir, "kubeconfig")
+	if err := os.WriteFile(cp.KubeconfigPath, env.KubeConfig, 0o600); err != nil {
+		_ = cp.Stop()
+		return nil, fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	return cp, nil
+}
+
+// Stop stops the API server and etcd and removes their data.
+func (cp *ControlPlane) Stop() error {
+	err := cp.env.Stop()
+	if cp.dir != "" {
+		err = errors.Join(err, os.RemoveAll(cp.dir))
+	}
+	if err != nil {
+		return fmt.Errorf("stopping control plane: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,45 @@
+package framework
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// KubectlPath returns the kubectl built by `make tools`, found beside
+// kube-apiserver.
+func KubectlPath() (string, error) {
+	dir := os.Getenv("KUBEBUILDER_ASSETS")
+	if dir == "" {
+		root, err := RepoRoot()
+		if err != nil {
+			return "", err
+		}
+		dir = filepath.Join(root, "bin", "k8s")
+	}
+	bin := filepath.Join(dir, "kubectl")
+	if _, err := os.Stat(bin); err != nil {
+		return "", fmt.Errorf("no kubectl in %s: run `make tools` first: %w", dir, err)
+	}
+	return bin, nil
+}
+
+// Kubectl runs kubectl against the control plane with stdin as input and
+// returns its standard output.
+func (cp *ControlPlane) Kubectl(stdin string, args ...string) (string, error) {
+	bin, err := KubectlPath()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.Command(bin, append([]string{"--kubeconfig=" + cp.KubeconfigPath}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return stdout.String(), nil
+}

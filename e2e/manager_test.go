@@ -1,0 +1,71 @@
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/networkio/webchecker/e2e/framework"
+)
+
+// TestManagerProcess runs the built manager against the control plane,
+// applies the shipped samples and a local target with kubectl, and checks
+// what a user sees with `kubectl get webcheckers`, then that SIGTERM stops
+// it cleanly.
+func TestManagerProcess(t *testing.T) {
+	ns := "e2e-manager"
+	_, err := cp.Kubectl("", "create", "namespace", ns)
+	require.NoError(t, err)
+
+	target := framework.NewTarget()
+	defer target.Close()
+
+	mgr, err := framework.StartManager(context.Background(), framework.ManagerOptions{
+		Binary: managerPath, Kubeconfig: cp.KubeconfigPath, ShardID: "e2e-0", DNSServer: dns.Addr(),
+	})
+	require.NoError(t, err)
+	defer func() {
+		if !mgr.Exited() {
+			_ = mgr.Kill()
+		}
+	}()
+
+	root, err := framework.RepoRoot()
+	require.NoError(t, err)
+	_, err = cp.Kubectl("", "apply", "-n", ns, "-f", filepath.Join(root, "config", "samples", "test_v1alpha1_webchecker.yaml"))
+	require.NoError(t, err)
+	local := fmt.Sprintf(`{"apiVersion":"test.network.io/v1alpha1","kind":"WebChecker","metadata":{"name":"local"},"spec":{"host":%q,"path":"/ping","interval":"1s","timeout":"500ms"}}`, target.URL())
+	_, err = cp.Kubectl(local, "apply", "-n", ns, "-f", "-")
+	require.NoError(t, err)
+
+	readyOf := func(name string) string {
+		out, _ := cp.Kubectl("", "get", "wc", name, "-n", ns, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}`)
+		return out
+	}
+	require.Eventually(t, func() bool { return readyOf("local") == "True/ProbeSucceeded" }, 10*time.Second, 100*time.Millisecond, "local: %s\n%s", readyOf("local"), mgr.Log())
+	require.Eventually(t, func() bool { return readyOf("badnews") == "False/DNSFailed" }, 10*time.Second, 100*time.Millisecond, "badnews: %s", readyOf("badnews"))
+
+	table, err := cp.Kubectl("", "get", "webcheckers", "-n", ns, "-o", "wide")
+	require.NoError(t, err)
+	t.Logf("kubectl get webcheckers -o wide:\n%s", table)
+	header := strings.Fields(strings.SplitN(table, "\n", 2)[0])
+	assert.Equal(t, []string{"NAME", "HOST", "PATH", "READY", "CODE", "REASON", "INTERVAL", "SHARD", "MESSAGE", "AGE"}, header)
+	assert.Regexp(t, `local\s+http://127\.0\.0\.1:\d+\s+/ping\s+True\s+200\s+ProbeSucceeded\s+1s\s+e2e-0\s+WebChecker is ready`, table)
+	assert.Regexp(t, `badnews\s+http://badnews\.me\s+/\s+False\s+<none>\s+DNSFailed\s+10s\s+e2e-0\s+Get "http://badnews.me/": dial tcp: lookup badnews.me`, table)
+
+	events, err := cp.Kubectl("", "get", "events", "-n", ns, "--field-selector", "involvedObject.name=badnews", "-o", "jsonpath={.items[*].reason}")
+	require.NoError(t, err)
+	assert.Contains(t, events, "ProbeFailed")
+
+	// SIGTERM: a clean, prompt exit, and no probe after it.
+	require.NoError(t, mgr.Terminate(15*time.Second), mgr.Log())
+	stopped := len(target.Hits())
+	time.Sleep(2 * time.Second)
+	assert.Equal(t, stopped, len(target.Hits()), "the target was probed after the manager exited")
+}

@@ -1,0 +1,345 @@
+package probetest
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+)
+
+const (
+	// minUDPSize is the largest UDP answer every DNS client accepts
+	// (RFC 1035); larger answers need EDNS(0) or a retry over TCP.
+	minUDPSize = 512
+	// maxMessageSize is the largest DNS message (TCP length prefix limit).
+	maxMessageSize = 65535
+	// tcpIdleTimeout closes TCP connections a client forgot about.
+	tcpIdleTimeout = 10 * time.Second
+	// answerTTL is the TTL of every answer record, in seconds.
+	answerTTL = 1
+)
+
+// DNSServer is a minimal DNS server for tests. It listens on 127.0.0.1 on
+// the same port for UDP and TCP and answers queries from a fixed table:
+//
+//   - A and AAAA queries for a known name get that name's IPv4 or IPv6
+//     addresses; a known name without an address of the asked family (or
+//     any other query type for a known name) gets an empty NOERROR answer;
+//   - queries for unknown names get NXDOMAIN;
+//   - a query that cannot be parsed past its header gets FORMERR, a
+//     message too short to carry a header is ignored, and a non-query
+//     opcode gets NOTIMP.
+//
+// UDP answers that do not fit the client's buffer (512 bytes, or the size
+// announced in an EDNS(0) OPT record) are truncated, so that clients retry
+// over TCP. A DNSServer is safe for concurrent use.
+type DNSServer struct {
+	records map[string][]net.IP
+	addr    string
+	udp     net.PacketConn
+	tcp     net.Listener
+	queries atomic.Int64
+
+	wg        sync.WaitGroup
+	mu        sync.Mutex
+	closed    bool
+	conns     map[net.Conn]struct{}
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// NewDNSServer starts a DNSServer on 127.0.0.1 answering from records,
+// which maps host names (case-insensitive, with or without the trailing
+// dot) to their addresses. IPv4 addresses (including IPv4-mapped IPv6 ones)
+// answer A queries, other IPv6 addresses answer AAAA queries. The table is
+// copied. The caller must Close the server.
+func NewDNSServer(records map[string][]net.IP) (*DNSServer, error) {
+	table := make(map[string][]net.IP, len(records))
+	for name, ips := range records {
+		key := canonicalName(name)
+		if key == "" {
+			return nil, fmt.Errorf("probetest: invalid record name %q", name)
+		}
+		for _, ip := range ips {
+			if ip.To16() == nil {
+				return nil, fmt.Errorf("probetest: invalid address %v for %q", ip, name)
+			}
+			table[key] = append(table[key], append(net.IP(nil), ip...))
+		}
+		if _, ok := table[key]; !ok {
+			table[key] = nil // known name without addresses
+		}
+	}
+
+	// Ask the kernel for a free UDP port, then take the same TCP port. The
+	// TCP port may be in use by someone else: try again a few times.
+	var lastErr error
+	for range 10 {
+		udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("probetest: listen on UDP: %w", err)
+		}
+		port := udp.LocalAddr().(*net.UDPAddr).Port
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		tcp, err := net.Listen("tcp", addr)
+		if err != nil {
+			_ = udp.Close()
+			lastErr = err
+			continue
+		}
+		s := &DNSServer{
+			records: table,
+			addr:    addr,
+			udp:     udp,
+			tcp:     tcp,
+			conns:   make(map[net.Conn]struct{}),
+		}
+		s.wg.Add(2)
+		go s.serveUDP()
+		go s.serveTCP()
+		return s, nil
+	}
+	return nil, fmt.Errorf("probetest: listen on TCP and UDP on the same port: %w", lastErr)
+}
+
+// NewTestDNSServer is NewDNSServer for tests: it fails the test if the
+// server cannot start and closes the server when the test ends.
+func NewTestDNSServer(t testing.TB, records map[string][]net.IP) *DNSServer {
+	t.Helper()
+	s, err := NewDNSServer(records)
+	if err != nil {
+		t.Fatalf("start DNS server: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("close DNS server: %v", err)
+		}
+	})
+	return s
+}
+
+// Addr returns the address the server listens on (UDP and TCP), as
+// host:port, for example "127.0.0.1:40053".
+func (s *DNSServer) Addr() string { return s.addr }
+
+// Queries returns the number of DNS queries received so far over UDP and
+// TCP, including malformed ones that got an error answer (but not messages
+// too short to carry a DNS header, nor DNS responses).
+func (s *DNSServer) Queries() int64 { return s.queries.Load() }
+
+// Close stops both listeners, closes open TCP connections and waits for
+// all the server's goroutines to return. It is safe to call more than
+// once; later calls return the first call's result.
+func (s *DNSServer) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		for c := range s.conns {
+			_ = c.Close()
+		}
+		s.mu.Unlock()
+		s.closeErr = errors.Join(s.udp.Close(), s.tcp.Close())
+		s.wg.Wait()
+	})
+	return s.closeErr
+}
+
+func (s *DNSServer) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+func (s *DNSServer) serveUDP() {
+	defer s.wg.Done()
+	buf := make([]byte, maxMessageSize)
+	for {
+		n, from, err := s.udp.ReadFrom(buf)
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || s.isClosed() {
+				return
+			}
+			continue // a transient error for one datagram
+		}
+		if resp := s.answer(buf[:n], true); resp != nil {
+			_, _ = s.udp.WriteTo(resp, from)
+		}
+	}
+}
+
+func (s *DNSServer) serveTCP() {
+	defer s.wg.Done()
+	for {
+		c, err := s.tcp.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) || s.isClosed() {
+				return
+			}
+			continue
+		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			_ = c.Close()
+			return
+		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go s.serveConn(c)
+	}
+}
+
+// serveConn answers length-prefixed DNS messages on one TCP connection
+// until the client closes it, stays idle too long, or the server closes.
+func (s *DNSServer) serveConn(c net.Conn) {
+	defer s.wg.Done()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+		_ = c.Close()
+	}()
+	var prefix [2]byte
+	buf := make([]byte, maxMessageSize)
+	for {
+		_ = c.SetDeadline(time.Now().Add(tcpIdleTimeout))
+		if _, err := io.ReadFull(c, prefix[:]); err != nil {
+			return
+		}
+		msg := buf[:binary.BigEndian.Uint16(prefix[:])]
+		if _, err := io.ReadFull(c, msg); err != nil {
+			return
+		}
+		resp := s.answer(msg, false)
+		if resp == nil {
+			continue
+		}
+		out := make([]byte, 2, 2+len(resp))
+		binary.BigEndian.PutUint16(out, uint16(len(resp)))
+		if _, err := c.Write(append(out, resp...)); err != nil {
+			return
+		}
+	}
+}
+
+// answer builds the response to one DNS message, or returns nil when the
+// message deserves no answer.
+func (s *DNSServer) answer(req []byte, overUDP bool) []byte {
+	var p dnsmessage.Parser
+	h, err := p.Start(req)
+	if err != nil || h.Response {
+		return nil // not even a header, or not a query: never answer
+	}
+	s.queries.Add(1)
+	hdr := dnsmessage.Header{
+		ID:                 h.ID,
+		Response:           true,
+		OpCode:             h.OpCode,
+		Authoritative:      true,
+		RecursionDesired:   h.RecursionDesired,
+		RecursionAvailable: true,
+	}
+	if h.OpCode != 0 { // only standard queries
+		hdr.RCode = dnsmessage.RCodeNotImplemented
+		return build(hdr, nil, nil)
+	}
+	q, err := p.Question()
+	if err != nil {
+		hdr.RCode = dnsmessage.RCodeFormatError
+		return build(hdr, nil, nil)
+	}
+
+	limit := maxMessageSize
+	if overUDP {
+		limit = udpLimit(&p)
+	}
+
+	ips, known := s.records[canonicalName(q.Name.String())]
+	var answers []net.IP
+	switch {
+	case !known:
+		hdr.RCode = dnsmessage.RCodeNameError
+	case q.Class == dnsmessage.ClassINET || q.Class == dnsmessage.ClassANY:
+		for _, ip := range ips {
+			isV4 := ip.To4() != nil
+			if (q.Type == dnsmessage.TypeA && isV4) || (q.Type == dnsmessage.TypeAAAA && !isV4) {
+				answers = append(answers, ip)
+			}
+		}
+	}
+	resp := build(hdr, &q, answers)
+	if len(resp) > limit {
+		hdr.Truncated = true
+		resp = build(hdr, &q, nil)
+	}
+	return resp
+}
+
+// udpLimit returns the largest UDP answer the client accepts: the EDNS(0)
+// payload size if the query carries an OPT record, else 512 bytes. p must
+// be positioned after the first question.
+func udpLimit(p *dnsmessage.Parser) int {
+	limit := minUDPSize
+	if p.SkipAllQuestions() != nil || p.SkipAllAnswers() != nil || p.SkipAllAuthorities() != nil {
+		return limit
+	}
+	for {
+		rh, err := p.AdditionalHeader()
+		if err != nil {
+			return limit
+		}
+		if rh.Type == dnsmessage.TypeOPT && int(rh.Class) > limit {
+			limit = min(int(rh.Class), maxMessageSize)
+		}
+		if p.SkipAdditional() != nil {
+			return limit
+		}
+	}
+}
+
+// build packs a response. It returns nil if the message cannot be built,
+// which cannot happen for names that were parsed from a query.
+func build(hdr dnsmessage.Header, q *dnsmessage.Question, answers []net.IP) []byte {
+	b := dnsmessage.NewBuilder(make([]byte, 0, minUDPSize), hdr)
+	b.EnableCompression()
+	if q != nil {
+		if b.StartQuestions() != nil || b.Question(*q) != nil {
+			return nil
+		}
+	}
+	if b.StartAnswers() != nil {
+		return nil
+	}
+	for _, ip := range answers {
+		rh := dnsmessage.ResourceHeader{Name: q.Name, Class: dnsmessage.ClassINET, TTL: answerTTL}
+		var err error
+		if ip4 := ip.To4(); ip4 != nil {
+			err = b.AResource(rh, dnsmessage.AResource{A: [4]byte(ip4)})
+		} else {
+			err = b.AAAAResource(rh, dnsmessage.AAAAResource{AAAA: [16]byte(ip.To16())})
+		}
+		if err != nil {
+			return nil
+		}
+	}
+	msg, err := b.Finish()
+	if err != nil {
+		return nil
+	}
+	return msg
+}
+
+// canonicalName lower-cases name and removes its trailing dot.
+func canonicalName(name string) string {
+	return strings.TrimSuffix(strings.ToLower(name), ".")
+}

@@ -1,0 +1,233 @@
+package probetest_test
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/probetest"
+)
+
+func testRecords() map[string][]net.IP {
+	many := make([]net.IP, 200) // too many for one UDP answer
+	for i := range many {
+		many[i] = net.IPv4(127, 0, 1, byte(i))
+	}
+	return map[string][]net.IP{
+		"healthy.test":  {net.IPv4(127, 0, 0, 1)},
+		"V6.Test.":      {net.IPv6loopback},
+		"dual.test":     {net.IPv4(127, 0, 0, 2), net.IPv6loopback},
+		"many.test":     many,
+		"noaddrs.test.": nil,
+	}
+}
+
+func lookupCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// tcpOnlyResolver is a resolver that queries server over TCP only.
+func tcpOnlyResolver(server string) *net.Resolver {
+	return &net.Resolver{
+		PreferGo: true,
+		Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "tcp", server)
+		},
+	}
+}
+
+func TestDNSServerResolve(t *testing.T) {
+	t.Parallel()
+	srv := probetest.NewTestDNSServer(t, testRecords())
+
+	tests := map[string]struct {
+		resolver *net.Resolver
+		network  string
+		host     string
+		want     []string
+		notFound bool
+	}{
+		"known name over UDP": {
+			resolver: probing.NewResolver(srv.Addr()), network: "ip4", host: "healthy.test",
+			want: []string{"127.0.0.1"},
+		},
+		"case and trailing dot are ignored": {
+			resolver: probing.NewResolver(srv.Addr()), network: "ip4", host: "HEALTHY.Test.",
+			want: []string{"127.0.0.1"},
+		},
+		"IPv6 name": {
+			resolver: probing.NewResolver(srv.Addr()), network: "ip6", host: "v6.test",
+			want: []string{"::1"},
+		},
+		"both families": {
+			resolver: probing.NewResolver(srv.Addr()), network: "ip", host: "dual.test",
+			want: []string{"127.0.0.2", "::1"},
+		},
+		"unknown name": {
+			resolver: probing.NewResolver(srv.Addr()), network: "ip", host: "badnews.me",
+			notFound: true,
+		},
+		"known name without addresses": {
+			resolver: probing.NewResolver(srv.Addr()), network: "ip", host: "noaddrs.test",
+			notFound: true,
+		},
+		"known name over TCP": {
+			resolver: tcpOnlyResolver(srv.Addr()), network: "ip4", host: "healthy.test",
+			want: []string{"127.0.0.1"},
+		},
+		"unknown name over TCP": {
+			resolver: tcpOnlyResolver(srv.Addr()), network: "ip", host: "badnews.me",
+			notFound: true,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			addrs, err := tc.resolver.LookupNetIP(lookupCtx(t), tc.network, tc.host)
+			if tc.notFound {
+				var dnsErr *net.DNSError
+				require.ErrorAs(t, err, &dnsErr)
+				assert.True(t, dnsErr.IsNotFound, "IsNotFound: %v", err)
+				return
+			}
+			require.NoError(t, err)
+			got := make([]string, len(addrs))
+			for i, a := range addrs {
+				got[i] = a.Unmap().String()
+			}
+			assert.ElementsMatch(t, tc.want, got)
+		})
+	}
+}
+
+// A UDP answer too large for the client is truncated; the Go resolver then
+// asks again over TCP and gets everything.
+func TestDNSServerTruncatesToTCP(t *testing.T) {
+	t.Parallel()
+	srv := probetest.NewTestDNSServer(t, testRecords())
+
+	addrs, err := probing.NewResolver(srv.Addr()).LookupNetIP(lookupCtx(t), "ip4", "many.test")
+	require.NoError(t, err)
+	assert.Len(t, addrs, 200)
+	assert.Contains(t, addrs, netip.MustParseAddr("127.0.1.199"))
+}
+
+// exchange sends raw messages over one UDP socket and returns the first
+// answer.
+func exchange(t *testing.T, server string, msgs ...[]byte) dnsmessage.Message {
+	t.Helper()
+	conn, err := net.Dial("udp", server)
+	require.NoError(t, err)
+	defer conn.Close()
+	for _, m := range msgs {
+		_, err := conn.Write(m)
+		require.NoError(t, err)
+	}
+	require.NoError(t, conn.SetReadDeadline(time.Now().Add(10*time.Second)))
+	buf := make([]byte, 65535)
+	n, err := conn.Read(buf)
+	require.NoError(t, err)
+	var resp dnsmessage.Message
+	require.NoError(t, resp.Unpack(buf[:n]))
+	return resp
+}
+
+func query(t *testing.T, id uint16, name string, typ dnsmessage.Type) []byte {
+	t.Helper()
+	msg := dnsmessage.Message{
+		Header: dnsmessage.Header{ID: id, RecursionDesired: true},
+		Questions: []dnsmessage.Question{{
+			Name: dnsmessage.MustNewName(name), Type: typ, Class: dnsmessage.ClassINET,
+		}},
+	}
+	b, err := msg.Pack()
+	require.NoError(t, err)
+	return b
+}
+
+func TestDNSServerRawAnswers(t *testing.T) {
+	t.Parallel()
+	srv := probetest.NewTestDNSServer(t, testRecords())
+
+	tests := map[string]struct {
+		name      string
+		typ       dnsmessage.Type
+		wantRCode dnsmessage.RCode
+		wantCount int
+	}{
+		"A of a known name":                 {name: "healthy.test.", typ: dnsmessage.TypeA, wantRCode: dnsmessage.RCodeSuccess, wantCount: 1},
+		"AAAA of an IPv4-only name":         {name: "healthy.test.", typ: dnsmessage.TypeAAAA, wantRCode: dnsmessage.RCodeSuccess},
+		"MX of a known name":                {name: "healthy.test.", typ: dnsmessage.TypeMX, wantRCode: dnsmessage.RCodeSuccess},
+		"AAAA of an IPv6 name":              {name: "v6.test.", typ: dnsmessage.TypeAAAA, wantRCode: dnsmessage.RCodeSuccess, wantCount: 1},
+		"A of an unknown name":              {name: "badnews.me.", typ: dnsmessage.TypeA, wantRCode: dnsmessage.RCodeNameError},
+		"A of a known name in another case": {name: "Dual.TEST.", typ: dnsmessage.TypeA, wantRCode: dnsmessage.RCodeSuccess, wantCount: 1},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			resp := exchange(t, srv.Addr(), query(t, 42, tc.name, tc.typ))
+			assert.Equal(t, uint16(42), resp.ID)
+			assert.True(t, resp.Response)
+			assert.Equal(t, tc.wantRCode, resp.RCode)
+			require.Len(t, resp.Questions, 1)
+			assert.Equal(t, tc.name, resp.Questions[0].Name.String())
+			assert.Len(t, resp.Answers, tc.wantCount)
+		})
+	}
+}
+
+func TestDNSServerGarbage(t *testing.T) {
+	t.Parallel()
+	srv := probetest.NewTestDNSServer(t, nil)
+
+	// Too short for a header: no answer, so the first answer read is the
+	// one to the valid query sent next.
+	resp := exchange(t, srv.Addr(), []byte{1, 2, 3}, query(t, 7, "x.test.", dnsmessage.TypeA))
+	assert.Equal(t, uint16(7), resp.ID)
+	assert.Equal(t, dnsmessage.RCodeNameError, resp.RCode)
+
+	// A header announcing a question that is not there: FORMERR.
+	resp = exchange(t, srv.Addr(), []byte{0, 9, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0xff})
+	assert.Equal(t, uint16(9), resp.ID)
+	assert.Equal(t, dnsmessage.RCodeFormatError, resp.RCode)
+}
+
+func TestDNSServerQueriesAndClose(t *testing.T) {
+	t.Parallel()
+	srv, err := probetest.NewDNSServer(map[string][]net.IP{"healthy.test": {net.IPv4(127, 0, 0, 1)}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+
+	host, _, err := net.SplitHostPort(srv.Addr())
+	require.NoError(t, err)
+	assert.Equal(t, "127.0.0.1", host)
+	assert.Zero(t, srv.Queries())
+
+	exchange(t, srv.Addr(), query(t, 1, "healthy.test.", dnsmessage.TypeA))
+	assert.Equal(t, int64(1), srv.Queries())
+
+	require.NoError(t, srv.Close())
+	require.NoError(t, srv.Close(), "Close is idempotent")
+
+	// Nothing listens any more.
+	_, err = net.DialTimeout("tcp", srv.Addr(), 5*time.Second)
+	assert.Error(t, err)
+}
+
+func TestNewDNSServerRejectsBadRecords(t *testing.T) {
+	t.Parallel()
+	_, err := probetest.NewDNSServer(map[string][]net.IP{"bad.test": {net.IP{1, 2, 3}}})
+	assert.Error(t, err)
+	_, err = probetest.NewDNSServer(map[string][]net.IP{".": {net.IPv4(127, 0, 0, 1)}})
+	assert.Error(t, err)
+}

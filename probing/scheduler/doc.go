@@ -1,0 +1,89 @@
+// Package scheduler decides when each checker is probed and runs the probes
+// on a bounded pool of workers.
+//
+// # Model
+//
+// Callers describe every checker with a Check (key, generation, interval and
+// resolved probing.Target) and keep the Scheduler in sync with Upsert and
+// Remove. The Scheduler probes every known check once per Interval and keeps
+// the latest Outcome of each one, readable with Latest. When an Outcome
+// differs from the previous one (or is the first), Options.Notify is called
+// with the key so that the consumer (the reconciler) can write status; an
+// unchanged Outcome is stored silently, so status holds outcomes, not
+// heartbeats.
+//
+// # Due-time heap
+//
+// The next due time of every check lives in a min-heap (container/heap)
+// ordered by due time. Every Upsert that adds or changes a check gives it a
+// new revision, taken from a scheduler-wide counter, and pushes a heap item
+// carrying that revision. Heap items are never searched for or removed in
+// place: an item whose key is gone (Remove) or whose revision is no longer
+// the check's current one (changed by Upsert) is stale, and is dropped when
+// it reaches the top of the heap. At any time each check has at most one
+// current item in the heap.
+//
+// A new or changed check is first due after a random delay in
+// [0, min(InitialJitter, Interval)), so that many checks created at once
+// (operator start, kubectl apply of a large file) do not hit the network in
+// the same instant. After a probe dispatched at due time d, the next due time
+// is d+Interval, which keeps the period free of drift however long probes
+// take. If the dispatch was so late (saturated pool) that d+Interval has
+// already passed, the next due time is re-anchored to now+Interval: the late
+// probe stands in for the missed turns, and no burst of catch-up probes is
+// fired.
+//
+// # Dispatcher
+//
+// Start runs a single dispatcher goroutine. It pops the earliest due items,
+// and otherwise sleeps on a timer from the injected clock until the earliest
+// due time, or until it is woken through a one-slot wake channel by an Upsert
+// that created an earlier due time (or by the end of a cancelled probe, see
+// below). There is no polling: an idle scheduler with an empty heap blocks
+// without a timer.
+//
+// For each due check the dispatcher:
+//
+//   - skips the turn (next due += Interval) if the previous probe of the same
+//     check is still running, so that one checker is never probed twice at
+//     once;
+//   - skips the turn if Options.Ownership says this replica does not own the
+//     key (the check stays scheduled; another shard probes it);
+//   - otherwise acquires a slot of the worker pool (a weighted semaphore of
+//     size Workers), schedules the next turn, and starts a goroutine that
+//     probes with its own context, a child of the Start context, stores the
+//     Outcome, calls Notify if the Outcome changed, and only then releases
+//     the slot. A slow Notify consumer therefore throttles probing instead of
+//     piling up goroutines.
+//
+// Remove, and an Upsert that changes a check, cancel the probe in flight for
+// that key. Its late result is discarded because the revision it was started
+// for is no longer current. Until that cancelled probe has actually returned,
+// the new revision of the check is not probed: its due item is parked and
+// re-queued, due at once, by the worker of the cancelled probe when it
+// finishes, so the new target is probed promptly without ever overlapping the
+// old probe.
+//
+// # Lock discipline
+//
+// One mutex guards the heap, the checks and the in-flight probes. It is held
+// only for short, non-blocking bookkeeping. It is never held while acquiring
+// a pool slot, while probing, while calling Ownership.Owns, while calling
+// Notify, or while logging. This matters because the consumer of Notify
+// calls Upsert, Remove and Latest: calling Notify with the lock held would
+// deadlock as soon as that consumer is slower than the workers. The only
+// foreign code called with the lock held is the clock and Options.Rand,
+// which must not block. Wake-ups are sent (non-blocking) with the lock held
+// and the dispatcher drains the wake channel with the lock held just before
+// it reads the heap, so a pending wake-up always reports a change the
+// dispatcher has not seen yet; this also keeps tests that step a fake clock
+// free of races with the dispatcher arming its timer.
+//
+// # Shutdown
+//
+// When the context given to Start is done, Start cancels every probe in
+// flight (their contexts are children of it) and waits for every goroutine it
+// started, including workers blocked in Notify (Notify receives the same
+// context and must return once it is done), before returning. Results of
+// probes cancelled by shutdown are discarded.
+package scheduler

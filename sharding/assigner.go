@@ -1,0 +1,231 @@
+package sharding
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/networkio/webchecker/sharding/membership"
+	"github.com/networkio/webchecker/sharding/ring"
+)
+
+// Fencer tells whether this replica must stand down (its own Lease could not
+// be renewed in time). membership.Heartbeat implements it.
+type Fencer interface {
+	Fenced() bool
+}
+
+// AssignerOptions configure an Assigner.
+type AssignerOptions struct {
+	// ID is this replica's shard id. Required.
+	ID string
+	// Cache serves the ring's Leases; it must be restricted to the lease
+	// namespace and the ring's label (see LeaseCacheOptions). Required.
+	Cache cache.Cache
+	// Namespace and RingName select the ring's Leases. Required.
+	Namespace, RingName string
+	// VirtualNodes per member; default ring.DefaultVirtualNodes.
+	VirtualNodes int
+	// Fencer reports this replica's own fencing. Required.
+	Fencer Fencer
+	// Keys lists every WebChecker, so that ownership changes can be
+	// reported per checker. Required.
+	Keys func(ctx context.Context) ([]types.NamespacedName, error)
+	// Notify is called for each checker whose ownership by this replica
+	// changed (gained or lost). It may block. Required.
+	Notify func(ctx context.Context, key types.NamespacedName)
+	// Clock tells when Leases expire. Default the real clock.
+	Clock clock.WithTicker
+	// Logger logs membership changes.
+	Logger logr.Logger
+}
+
+// assignment is one immutable view of ownership.
+type assignment struct {
+	ring   *ring.Ring
+	fenced bool
+}
+
+func (a *assignment) owns(id string, key types.NamespacedName) bool {
+	return !a.fenced && a.ring.Owner(ring.Key(key.Namespace, key.Name)) == id
+}
+
+// Assigner is the Ownership of a replica among several: it builds a
+// consistent-hash ring from the live members' Leases and owns the checkers
+// the ring assigns to this replica, unless the replica is fenced. It
+// reports every change of ownership through Notify. It is a
+// controller-runtime Runnable that runs on every replica.
+type Assigner struct {
+	opts    AssignerOptions
+	current atomic.Pointer[assignment]
+	wake    chan struct{}
+}
+
+var _ Ownership = (*Assigner)(nil)
+
+// NewAssigner validates opts and returns an Assigner that owns nothing until
+// it has started and seen its own live Lease.
+func NewAssigner(opts AssignerOptions) (*Assigner, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.VirtualNodes <= 0 {
+		opts.VirtualNodes = ring.DefaultVirtualNodes
+	}
+	if opts.ID == "" || opts.Cache == nil || opts.Namespace == "" || opts.RingName == "" ||
+		opts.Fencer == nil || opts.Keys == nil || opts.Notify == nil {
+		return nil, errors.New("invalid assigner options: ID, Cache, Namespace, RingName, Fencer, Keys and Notify are required")
+	}
+	a := &Assigner{opts: opts, wake: make(chan struct{}, 1)}
+	a.current.Store(&assignment{ring: ring.New(nil, opts.VirtualNodes), fenced: true})
+	return a, nil
+}
+
+// LeaseCacheOptions restricts a cache to the Leases of one ring, so that a
+// replica neither needs access to nor stores any other Lease.
+func LeaseCacheOptions(namespace, ringName string) cache.ByObject {
+	return cache.ByObject{
+		Namespaces: map[string]cache.Config{namespace: {}},
+		Label:      labels.SelectorFromSet(labelsForRing(ringName)),
+	}
+}
+
+// ShardID returns this replica's shard id.
+func (a *Assigner) ShardID() string { return a.opts.ID }
+
+// Owns reports whether this replica owns key under the current ring and is
+// not fenced.
+func (a *Assigner) Owns(key types.NamespacedName) bool {
+	return a.current.Load().owns(a.opts.ID, key)
+}
+
+// Members returns the live members of the current ring.
+func (a *Assigner) Members() []string { return a.current.Load().ring.Members() }
+
+// NeedLeaderElection returns false: every replica computes its own view.
+func (a *Assigner) NeedLeaderElection() bool { return false }
+
+// Poke makes the Assigner re-evaluate ownership soon, for example because
+// fencing changed. It never blocks.
+func (a *Assigner) Poke() {
+	select {
+	case a.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Leases are namespaced: the Role lives in the lease namespace (the
+// install namespace, webchecker-system by default).
+//
+// +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;delete,namespace=webchecker-system
+
+// Start watches the ring's Leases and re-evaluates ownership whenever one
+// changes, when the earliest live Lease expires, and when poked. It blocks
+// until ctx is done.
+func (a *Assigner) Start(ctx context.Context) error {
+	log := a.opts.Logger
+	informer, err := a.opts.Cache.GetInformer(ctx, &coordinationv1.Lease{})
+	if err != nil {
+		return fmt.Errorf("getting lease informer: %w", err)
+	}
+	poke := func(any) { a.Poke() }
+	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { poke(obj) },
+		UpdateFunc: func(_, obj any) { poke(obj) },
+		DeleteFunc: poke,
+	})
+	if err != nil {
+		return fmt.Errorf("watching leases: %w", err)
+	}
+	defer func() { _ = informer.RemoveEventHandler(reg) }()
+	if !a.opts.Cache.WaitForCacheSync(ctx) {
+		return nil // ctx done
+	}
+
+	timer := a.opts.Clock.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		next, err := a.evaluate(ctx)
+		if err != nil {
+			log.Error(err, "Evaluating ring membership failed; retrying")
+			next = a.opts.Clock.Now().Add(time.Second)
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C():
+			default:
+			}
+		}
+		wait := time.Hour
+		if !next.IsZero() {
+			// Wake exactly when the earliest live Lease expires: expiry is
+			// not an event.
+			wait = max(next.Sub(a.opts.Clock.Now()), 0)
+		}
+		timer.Reset(wait)
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-a.wake:
+		case <-timer.C():
+		}
+	}
+}
+
+// evaluate rebuilds the assignment from the Leases in the cache and the
+// fencing state, and notifies every checker whose ownership changed. It
+// returns when the earliest live Lease expires.
+func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
+	var leases coordinationv1.LeaseList
+	if err := a.opts.Cache.List(ctx, &leases, client.InNamespace(a.opts.Namespace), client.MatchingLabels(labelsForRing(a.opts.RingName))); err != nil {
+		return time.Time{}, fmt.Errorf("listing leases: %w", err)
+	}
+	members, nextExpiry := membership.Live(leases.Items, a.opts.Clock.Now())
+	old := a.current.Load()
+	fenced := a.opts.Fencer.Fenced()
+	if fenced == old.fenced && slices.Equal(members, old.ring.Members()) {
+		return nextExpiry, nil
+	}
+	next := &assignment{ring: old.ring, fenced: fenced}
+	if !slices.Equal(members, old.ring.Members()) {
+		next.ring = ring.New(members, a.opts.VirtualNodes)
+	}
+
+	keys, err := a.opts.Keys(ctx)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("listing checkers: %w", err)
+	}
+	a.current.Store(next)
+	var gained, lost []types.NamespacedName
+	for _, key := range keys {
+		was, is := old.owns(a.opts.ID, key), next.owns(a.opts.ID, key)
+		switch {
+		case is && !was:
+			gained = append(gained, key)
+		case was && !is:
+			lost = append(lost, key)
+		}
+	}
+	a.opts.Logger.Info("Ring changed", "members", members, "fenced", fenced, "gained", len(gained), "lost", len(lost), "checkers", len(keys))
+	// Lost first: stop probing what is no longer ours before taking more.
+	for _, key := range append(lost, gained...) {
+		a.opts.Notify(ctx, key)
+	}
+	return nextExpiry, nil
+}
+
+func labelsForRing(ringName string) map[string]string {
+	return map[string]string{membership.LabelRing: ringName}
+}

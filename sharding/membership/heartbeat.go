@@ -1,0 +1,256 @@
+package membership
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
+	"k8s.io/client-go/tools/leaderelection/resourcelock"
+	"k8s.io/utils/clock"
+)
+
+// Defaults of HeartbeatOptions.
+const (
+	DefaultLeaseDuration = 10 * time.Second
+	DefaultRenewInterval = 2 * time.Second
+	// DefaultSafetyMargin is how long before its Lease could expire in the
+	// eyes of the others that a replica fences itself.
+	DefaultSafetyMargin = 2 * time.Second
+	// releaseTimeout bounds the Lease deletion on shutdown.
+	releaseTimeout = 5 * time.Second
+)
+
+// HeartbeatOptions configure a Heartbeat.
+type HeartbeatOptions struct {
+	// Client reaches the Leases. Required.
+	Client coordinationv1client.LeasesGetter
+	// Namespace holds the ring's Leases. Required.
+	Namespace string
+	// ID is this replica's shard id: the Lease's name and holderIdentity.
+	// Required.
+	ID string
+	// RingName is the value of the LabelRing label. Required.
+	RingName string
+	// LeaseDuration is written as leaseDurationSeconds (whole seconds, at
+	// least 1s). Default DefaultLeaseDuration.
+	LeaseDuration time.Duration
+	// RenewInterval is the time between renewals; it must be well below
+	// LeaseDuration - SafetyMargin. Default DefaultRenewInterval.
+	RenewInterval time.Duration
+	// SafetyMargin: the replica is fenced once LeaseDuration - SafetyMargin
+	// has passed since the start of its last successful renewal. Default
+	// DefaultSafetyMargin.
+	SafetyMargin time.Duration
+	// Clock stamps renewals and times fencing. Default the real clock.
+	Clock clock.WithTicker
+	// OnFencingChange is called (from the heartbeat goroutine; it must not
+	// block) whenever the replica becomes fenced or stops being fenced.
+	OnFencingChange func(fenced bool)
+	// Logger logs renewals failures and fencing changes.
+	Logger logr.Logger
+}
+
+func (o *HeartbeatOptions) defaults() error {
+	if o.LeaseDuration == 0 {
+		o.LeaseDuration = DefaultLeaseDuration
+	}
+	if o.RenewInterval == 0 {
+		o.RenewInterval = DefaultRenewInterval
+	}
+	if o.SafetyMargin == 0 {
+		o.SafetyMargin = DefaultSafetyMargin
+	}
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	if o.OnFencingChange == nil {
+		o.OnFencingChange = func(bool) {}
+	}
+	var errs []error
+	if o.Client == nil {
+		errs = append(errs, errors.New("Client is required"))
+	}
+	if o.Namespace == "" || o.ID == "" || o.RingName == "" {
+		errs = append(errs, errors.New("Namespace, ID and RingName are required"))
+	}
+	if o.LeaseDuration < time.Second || o.LeaseDuration%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("lease duration %s must be a whole number of seconds, at least 1s", o.LeaseDuration))
+	}
+	if o.SafetyMargin <= 0 || o.RenewInterval <= 0 || o.RenewInterval >= o.LeaseDuration-o.SafetyMargin {
+		errs = append(errs, fmt.Errorf("renew interval %s must be positive and less than lease duration %s minus safety margin %s",
+			o.RenewInterval, o.LeaseDuration, o.SafetyMargin))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("invalid heartbeat options: %w", err)
+	}
+	return nil
+}
+
+// Heartbeat keeps this replica's Lease alive. It is a controller-runtime
+// Runnable that runs on every replica.
+type Heartbeat struct {
+	opts HeartbeatOptions
+	lock *resourcelock.LeaseLock
+
+	mu        sync.Mutex
+	fenced    bool
+	lastRenew time.Time // start of the last successful renewal
+	acquired  time.Time
+}
+
+// NewHeartbeat validates opts and returns a Heartbeat. The replica is fenced
+// until its first successful renewal.
+func NewHeartbeat(opts HeartbeatOptions) (*Heartbeat, error) {
+	if err := opts.defaults(); err != nil {
+		return nil, err
+	}
+	return &Heartbeat{
+		opts:   opts,
+		fenced: true,
+		lock: &resourcelock.LeaseLock{
+			LeaseMeta:  metav1.ObjectMeta{Namespace: opts.Namespace, Name: opts.ID},
+			Client:     opts.Client,
+			LockConfig: resourcelock.ResourceLockConfig{Identity: opts.ID},
+			Labels:     map[string]string{LabelRing: opts.RingName},
+		},
+	}, nil
+}
+
+// NeedLeaderElection returns false: every replica keeps its own Lease.
+func (h *Heartbeat) NeedLeaderElection() bool { return false }
+
+// Fenced reports whether the replica must not probe or write status now.
+func (h *Heartbeat) Fenced() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fenced
+}
+
+// Start renews the Lease every RenewInterval until ctx is done, then fences
+// the replica and deletes the Lease so that the others take over at once.
+func (h *Heartbeat) Start(ctx context.Context) error {
+	log := h.opts.Logger.WithValues("lease", h.opts.Namespace+"/"+h.opts.ID)
+	clk := h.opts.Clock
+	ticker := clk.NewTicker(h.opts.RenewInterval)
+	defer ticker.Stop()
+	// fenceTimer fires when the replica must fence itself; it is re-armed
+	// after every successful renewal.
+	fenceTimer := clk.NewTimer(h.opts.LeaseDuration)
+	defer fenceTimer.Stop()
+
+	for {
+		h.renew(ctx, log, fenceTimer)
+		select {
+		case <-ctx.Done():
+			h.setFenced(log, true)
+			h.release(log)
+			return nil
+		case <-ticker.C():
+		case <-fenceTimer.C():
+			h.mu.Lock()
+			due := !h.lastRenew.IsZero() && !clk.Now().Before(h.fenceAt())
+			h.mu.Unlock()
+			if due {
+				log.Info("Lease not renewed in time, fencing: no probes and no status writes until it is", "lastRenew", h.lastRenewTime())
+				h.setFenced(log, true)
+			}
+		}
+	}
+}
+
+// fenceAt is when the replica must be fenced; h.mu must be held.
+func (h *Heartbeat) fenceAt() time.Time {
+	return h.lastRenew.Add(h.opts.LeaseDuration - h.opts.SafetyMargin)
+}
+
+func (h *Heartbeat) lastRenewTime() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.lastRenew
+}
+
+// renew creates or renews the Lease once. On success it re-arms fenceTimer
+// and lifts fencing.
+func (h *Heartbeat) renew(ctx context.Context, log logr.Logger, fenceTimer clock.Timer) {
+	start := h.opts.Clock.Now()
+	// A renewal that cannot finish before the next one is due is useless.
+	ctx, cancel := context.WithTimeout(ctx, h.opts.RenewInterval)
+	defer cancel()
+	if err := h.tryRenew(ctx, start); err != nil {
+		if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
+			log.Error(err, "Renewing lease failed")
+		}
+		return
+	}
+	h.mu.Lock()
+	h.lastRenew = start
+	fenceIn := h.fenceAt().Sub(h.opts.Clock.Now())
+	h.mu.Unlock()
+	if !fenceTimer.Stop() {
+		select {
+		case <-fenceTimer.C():
+		default:
+		}
+	}
+	fenceTimer.Reset(fenceIn)
+	h.setFenced(log, false)
+}
+
+func (h *Heartbeat) tryRenew(ctx context.Context, now time.Time) error {
+	if h.acquired.IsZero() {
+		h.acquired = now
+	}
+	record := resourcelock.LeaderElectionRecord{
+		HolderIdentity:       h.opts.ID,
+		LeaseDurationSeconds: int(h.opts.LeaseDuration / time.Second),
+		AcquireTime:          metav1.NewTime(h.acquired),
+		RenewTime:            metav1.NewTime(now),
+	}
+	// Read first: the lock needs the current object (and its
+	// resourceVersion) for an update, and the Lease may have been deleted
+	// or changed by someone else since our last write.
+	if _, _, err := h.lock.Get(ctx); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return fmt.Errorf("getting lease: %w", err)
+		}
+		if err := h.lock.Create(ctx, record); err != nil {
+			return fmt.Errorf("creating lease: %w", err)
+		}
+		return nil
+	}
+	if err := h.lock.Update(ctx, record); err != nil {
+		return fmt.Errorf("updating lease: %w", err)
+	}
+	return nil
+}
+
+// release deletes the Lease, if it is still ours.
+func (h *Heartbeat) release(log logr.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
+	defer cancel()
+	err := h.opts.Client.Leases(h.opts.Namespace).Delete(ctx, h.opts.ID, metav1.DeleteOptions{})
+	switch {
+	case err == nil:
+		log.Info("Released lease")
+	case apierrors.IsNotFound(err):
+	default:
+		log.Error(err, "Releasing lease failed; the others take over when it expires")
+	}
+}
+
+func (h *Heartbeat) setFenced(log logr.Logger, fenced bool) {
+	h.mu.Lock()
+	changed := h.fenced != fenced
+	h.fenced = fenced
+	h.mu.Unlock()
+	if changed {
+		log.Info("Fencing changed", "fenced", fenced)
+		h.opts.OnFencingChange(fenced)
+	}
+}
