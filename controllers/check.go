@@ -3,6 +3,7 @@ package controllers
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -51,6 +52,8 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker) (scheduler.Check, error) {
 	for _, c := range spec.ExpectedStatusCodes {
 		codes = append(codes, int(c))
 	}
+	// A set: the order in which the user listed the codes is not a change.
+	slices.Sort(codes)
 	return scheduler.Check{
 		Key:        types.NamespacedName{Namespace: wc.Namespace, Name: wc.Name},
 		Generation: wc.Generation,
