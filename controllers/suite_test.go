@@ -24,12 +24,14 @@ import (
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/probetest"
-	"github.com/networkio/webchecker/probing/scheduler"
-	"github.com/networkio/webchecker/sharding"
 )
 
-// testShardID is the shard identity of the manager under test.
-const testShardID = "test-replica"
+// The manager under test: a single replica, a ring of one.
+const (
+	testShardID        = "test-replica"
+	testLeaseNamespace = "default"
+	testRing           = "controllers-test"
+)
 
 var (
 	// k8sClient talks to the API server directly (no cache).
@@ -96,30 +98,23 @@ func runSuite(m *testing.M) int {
 func startManager(ctx context.Context, cp *framework.ControlPlane, scheme *runtime.Scheme) (<-chan error, error) {
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
 		Scheme:                 scheme,
+		Cache:                  controllers.CacheOptions(testLeaseNamespace, testRing),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	ownership := sharding.Static{ID: testShardID}
-	trigger := controllers.NewTrigger(0)
-	sched, err := scheduler.New(scheduler.Options{
-		Prober:        probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr()}),
-		Workers:       16,
-		InitialJitter: 200 * time.Millisecond,
-		Ownership:     ownership,
-		Notify:        trigger.Notify,
-		Logger:        ctrl.Log.WithName("scheduler"),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("creating scheduler: %w", err)
-	}
-	if err := mgr.Add(sched); err != nil {
-		return nil, fmt.Errorf("adding scheduler: %w", err)
-	}
-	if err := (&controllers.WebCheckerReconciler{Scheduler: sched, Ownership: ownership, Trigger: trigger}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up reconciler: %w", err)
+	if _, err := controllers.Setup(mgr, controllers.ReplicaOptions{
+		ShardID:        testShardID,
+		Prober:         probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr()}),
+		ProbeWorkers:   16,
+		InitialJitter:  200 * time.Millisecond,
+		LeaseNamespace: testLeaseNamespace,
+		RingName:       testRing,
+		Logger:         ctrl.Log,
+	}); err != nil {
+		return nil, err
 	}
 	stopped := make(chan error, 1)
 	go func() { stopped <- mgr.Start(ctx) }()

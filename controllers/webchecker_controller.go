@@ -191,6 +191,11 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 		return nil
 	}
 
+	// Ownership may have moved since Reconcile looked (a ring change, or
+	// this replica fenced itself): never write a status we do not own.
+	if !r.Ownership.Owns(client.ObjectKeyFromObject(wc)) {
+		return nil
+	}
 	before := readyStatus(wc.Status.Conditions)
 	base := wc.DeepCopy()
 	wc.Status = *desired

@@ -106,9 +106,10 @@ func LeaseCacheOptions(namespace, ringName string) cache.ByObject {
 func (a *Assigner) ShardID() string { return a.opts.ID }
 
 // Owns reports whether this replica owns key under the current ring and is
-// not fenced.
+// not fenced. Fencing is read from the Fencer itself, so it takes effect on
+// the next probe or status write, before the ring is re-evaluated.
 func (a *Assigner) Owns(key types.NamespacedName) bool {
-	return a.current.Load().owns(a.opts.ID, key)
+	return !a.opts.Fencer.Fenced() && a.current.Load().owns(a.opts.ID, key)
 }
 
 // Members returns the live members of the current ring.

@@ -3,7 +3,12 @@ package main
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
+	"time"
+
+	"github.com/networkio/webchecker/sharding/membership"
+	"github.com/networkio/webchecker/sharding/ring"
 )
 
 // options are the manager's command-line settings. defaultOptions holds
@@ -14,22 +19,36 @@ type options struct {
 	probeWorkers int
 	shardID      string
 	dnsServer    string
+
+	leaseNamespace     string
+	ringName           string
+	leaseDuration      time.Duration
+	leaseRenewInterval time.Duration
+	virtualNodes       int
 }
 
 func defaultOptions() options {
 	return options{
-		metricsAddr:  ":8080",
-		probeAddr:    ":8081",
-		probeWorkers: 64,
-		shardID:      defaultShardID(),
+		metricsAddr:        ":8080",
+		probeAddr:          ":8081",
+		probeWorkers:       64,
+		shardID:            envOr("POD_NAME", hostname()),
+		leaseNamespace:     envOr("POD_NAMESPACE", "default"),
+		ringName:           "webchecker",
+		leaseDuration:      membership.DefaultLeaseDuration,
+		leaseRenewInterval: membership.DefaultRenewInterval,
+		virtualNodes:       ring.DefaultVirtualNodes,
 	}
 }
 
-// defaultShardID is $POD_NAME, else the host name.
-func defaultShardID() string {
-	if name := os.Getenv("POD_NAME"); name != "" {
-		return name
+func envOr(name, fallback string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
 	}
+	return fallback
+}
+
+func hostname() string {
 	if host, err := os.Hostname(); err == nil {
 		return host
 	}
@@ -40,8 +59,20 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", o.metricsAddr, "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", o.probeAddr, "Address the /healthz and /readyz endpoints bind to.")
 	fs.IntVar(&o.probeWorkers, "probe-workers", o.probeWorkers, "Maximum number of probes running at once.")
-	fs.StringVar(&o.shardID, "shard-id", o.shardID, "Identity of this replica, written to status.shard (default: $POD_NAME, else the host name).")
+	fs.StringVar(&o.shardID, "shard-id", o.shardID, "Identity of this replica: its Lease's name, written to status.shard (default: $POD_NAME, else the host name).")
 	fs.StringVar(&o.dnsServer, "dns-server", o.dnsServer, "DNS server (host:port) that probes resolve host names with; empty uses the system resolver.")
+	fs.StringVar(&o.leaseNamespace, "lease-namespace", o.leaseNamespace, "Namespace of the replicas' Leases (default: $POD_NAMESPACE, else \"default\").")
+	fs.StringVar(&o.ringName, "ring-name", o.ringName, "Name of the ring; replicas with the same ring name and lease namespace share the checkers.")
+	fs.DurationVar(&o.leaseDuration, "lease-duration", o.leaseDuration, "How long a replica's Lease stays valid without renewal (whole seconds). A crashed replica's checkers are taken over after at most this long.")
+	fs.DurationVar(&o.leaseRenewInterval, "lease-renew-interval", o.leaseRenewInterval, "How often a replica renews its Lease.")
+	fs.IntVar(&o.virtualNodes, "virtual-nodes", o.virtualNodes, "Tokens per replica on the consistent-hash ring; all replicas must use the same value.")
+}
+
+// safetyMargin is how long before its Lease could expire in the eyes of the
+// others that a replica fences itself: 2s, or a quarter of the lease
+// duration when that is shorter.
+func (o options) safetyMargin() time.Duration {
+	return min(membership.DefaultSafetyMargin, o.leaseDuration/4)
 }
 
 func (o options) validate() error {
@@ -51,6 +82,18 @@ func (o options) validate() error {
 	}
 	if o.shardID == "" {
 		errs = append(errs, errors.New("--shard-id must not be empty"))
+	}
+	if o.leaseNamespace == "" || o.ringName == "" {
+		errs = append(errs, errors.New("--lease-namespace and --ring-name must not be empty"))
+	}
+	if o.leaseDuration < time.Second || o.leaseDuration%time.Second != 0 {
+		errs = append(errs, fmt.Errorf("--lease-duration %s must be a whole number of seconds, at least 1s", o.leaseDuration))
+	}
+	if o.leaseRenewInterval <= 0 || o.leaseRenewInterval >= o.leaseDuration-o.safetyMargin() {
+		errs = append(errs, fmt.Errorf("--lease-renew-interval %s must be positive and less than --lease-duration minus %s", o.leaseRenewInterval, o.safetyMargin()))
+	}
+	if o.virtualNodes < 1 {
+		errs = append(errs, errors.New("--virtual-nodes must be at least 1"))
 	}
 	return errors.Join(errs...)
 }

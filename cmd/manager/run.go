@@ -13,8 +13,6 @@ import (
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/probing"
-	"github.com/networkio/webchecker/probing/scheduler"
-	"github.com/networkio/webchecker/sharding"
 )
 
 // run wires the manager, the scheduler and the reconciler together and
@@ -41,34 +39,29 @@ func run(ctx context.Context, opts options) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
+		Cache:                  controllers.CacheOptions(opts.leaseNamespace, opts.ringName),
 		Metrics:                metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress: opts.probeAddr,
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-
-	ownership := sharding.Static{ID: opts.shardID}
-	trigger := controllers.NewTrigger(0)
-	sched, err := scheduler.New(scheduler.Options{
-		Prober:    probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: opts.dnsServer, UserAgent: "webchecker (shard " + opts.shardID + ")"}),
-		Workers:   opts.probeWorkers,
-		Ownership: ownership,
-		Notify:    trigger.Notify,
-		Logger:    ctrl.Log.WithName("scheduler"),
-	})
-	if err != nil {
-		return fmt.Errorf("creating scheduler: %w", err)
-	}
-	if err := mgr.Add(sched); err != nil {
-		return fmt.Errorf("adding scheduler to manager: %w", err)
-	}
-	if err := (&controllers.WebCheckerReconciler{
-		Scheduler: sched,
-		Ownership: ownership,
-		Trigger:   trigger,
-	}).SetupWithManager(mgr); err != nil {
-		return fmt.Errorf("setting up webchecker controller: %w", err)
+	if _, err := controllers.Setup(mgr, controllers.ReplicaOptions{
+		ShardID: opts.shardID,
+		Prober: probing.NewHTTPProber(probing.HTTPProberOptions{
+			DNSServer: opts.dnsServer,
+			UserAgent: "webchecker (shard " + opts.shardID + ")",
+		}),
+		ProbeWorkers:   opts.probeWorkers,
+		LeaseNamespace: opts.leaseNamespace,
+		RingName:       opts.ringName,
+		LeaseDuration:  opts.leaseDuration,
+		RenewInterval:  opts.leaseRenewInterval,
+		SafetyMargin:   opts.safetyMargin(),
+		VirtualNodes:   opts.virtualNodes,
+		Logger:         ctrl.Log,
+	}); err != nil {
+		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return fmt.Errorf("adding health check: %w", err)
@@ -77,7 +70,8 @@ func run(ctx context.Context, opts options) error {
 		return fmt.Errorf("adding ready check: %w", err)
 	}
 
-	log.Info("Starting manager", "shardID", opts.shardID, "probeWorkers", opts.probeWorkers, "dnsServer", opts.dnsServer)
+	log.Info("Starting manager", "shardID", opts.shardID, "probeWorkers", opts.probeWorkers, "dnsServer", opts.dnsServer,
+		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}
