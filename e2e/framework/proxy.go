@@ -1,0 +1,127 @@
+package framework
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+)
+
+// Proxy is a TCP proxy on 127.0.0.1 in front of another address, for
+// simulating a network partition: Cut closes every connection through it and
+// refuses new ones until Restore.
+type Proxy struct {
+	listener net.Listener
+	target   string
+
+	mu    sync.Mutex
+	cut   bool
+	conns map[net.Conn]struct{}
+	wg    sync.WaitGroup
+}
+
+// NewProxy starts a proxy forwarding to target (host:port).
+func NewProxy(target string) (*Proxy, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("starting proxy: %w", err)
+	}
+	p := &Proxy{listener: l, target: target, conns: map[net.Conn]struct{}{}}
+	p.wg.Add(1)
+	go p.serve()
+	return p, nil
+}
+
+// Addr is the proxy's address.
+func (p *Proxy) Addr() string { return p.listener.Addr().String() }
+
+// Cut breaks every open connection and makes new ones fail at once.
+func (p *Proxy) Cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = true
+	for c := range p.conns {
+		_ = c.Close()
+	}
+}
+
+// Restore lets connections through again.
+func (p *Proxy) Restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cut = false
+}
+
+// Close stops the proxy and waits for its goroutines.
+func (p *Proxy) Close() error {
+	err := p.listener.Close()
+	p.Cut()
+	p.wg.Wait()
+	return err
+}
+
+func (p *Proxy) serve() {
+	defer p.wg.Done()
+	for {
+		c, err := p.listener.Accept()
+		if err != nil {
+			return
+		}
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			p.forward(c)
+		}()
+	}
+}
+
+// track registers c, or closes it and returns false when the proxy is cut.
+func (p *Proxy) track(c net.Conn) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cut {
+		_ = c.Close()
+		return false
+	}
+	p.conns[c] = struct{}{}
+	return true
+}
+
+func (p *Proxy) untrack(c net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.conns, c)
+	_ = c.Close()
+}
+
+func (p *Proxy) forward(client net.Conn) {
+	if !p.track(client) {
+		return
+	}
+	defer p.untrack(client)
+	server, err := net.Dial("tcp", p.target)
+	if err != nil {
+		return
+	}
+	if !p.track(server) {
+		return
+	}
+	defer p.untrack(server)
+	done := make(chan struct{}, 2)
+	copyHalf := func(dst, src net.Conn) {
+		_, err := io.Copy(dst, src)
+		if err != nil && !errors.Is(err, net.ErrClosed) {
+			_ = dst.Close()
+		}
+		done <- struct{}{}
+	}
+	go copyHalf(server, client)
+	go copyHalf(client, server)
+	<-done
+	// One direction ended: end both, so that a half-open connection never
+	// lingers.
+	_ = client.Close()
+	_ = server.Close()
+	<-done
+}
