@@ -1,0 +1,152 @@
+package sharding_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/probetest"
+)
+
+var cp *framework.ControlPlane
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
+	var err error
+	if cp, err = framework.StartControlPlane(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
+	return m.Run()
+}
+
+func newScheme(t *testing.T) *runtime.Scheme {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	require.NoError(t, clientgoscheme.AddToScheme(scheme))
+	require.NoError(t, webcheckerv1alpha1.AddToScheme(scheme))
+	return scheme
+}
+
+// TestReplicaFencesItselfWhenCutOff runs one replica whose only way to the
+// API server is a proxy, cuts the proxy, and checks that the replica stops
+// probing within the lease duration, and resumes once it can renew again.
+func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
+	const (
+		leaseDuration = 3 * time.Second
+		renewInterval = 500 * time.Millisecond
+		safetyMargin  = 750 * time.Millisecond
+		interval      = time.Second
+	)
+	scheme := newScheme(t)
+	direct, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+
+	apiURL, err := url.Parse(cp.Config.Host)
+	require.NoError(t, err)
+	proxy, err := framework.NewProxy(apiURL.Host)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	viaProxy := rest.CopyConfig(cp.Config)
+	viaProxy.Host = "https://" + proxy.Addr()
+
+	dns := probetest.NewTestDNSServer(t, map[string][]net.IP{})
+	target := framework.NewTarget()
+	t.Cleanup(target.Close)
+
+	mgr, err := ctrl.NewManager(viaProxy, ctrl.Options{
+		Scheme:                 scheme,
+		Cache:                  controllers.CacheOptions("default", "fencing-test"),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+	})
+	require.NoError(t, err)
+	replica, err := controllers.Setup(mgr, controllers.ReplicaOptions{
+		ShardID:        "cut-off",
+		Prober:         probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr()}),
+		InitialJitter:  100 * time.Millisecond,
+		LeaseNamespace: "default",
+		RingName:       "fencing-test",
+		LeaseDuration:  leaseDuration,
+		RenewInterval:  renewInterval,
+		SafetyMargin:   safetyMargin,
+		Logger:         ctrl.Log.WithName("cut-off"),
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		proxy.Restore() // let it release its Lease
+		cancel()
+		require.NoError(t, <-stopped)
+	})
+
+	wc := &webcheckerv1alpha1.WebChecker{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "fenced"},
+		Spec: webcheckerv1alpha1.WebCheckerSpec{
+			Host:     target.URL(),
+			Path:     "/fenced",
+			Interval: &metav1.Duration{Duration: interval},
+			Timeout:  &metav1.Duration{Duration: 500 * time.Millisecond},
+		},
+	}
+	require.NoError(t, direct.Create(context.Background(), wc))
+	require.Eventually(t, func() bool {
+		got := &webcheckerv1alpha1.WebChecker{}
+		if direct.Get(context.Background(), client.ObjectKeyFromObject(wc), got) != nil {
+			return false
+		}
+		return meta.IsStatusConditionTrue(got.Status.Conditions, webcheckerv1alpha1.ConditionReady) && got.Status.Shard == "cut-off"
+	}, 10*time.Second, 50*time.Millisecond, "never Ready")
+	require.False(t, replica.Heartbeat.Fenced())
+
+	// Partition: within the lease duration the replica fences itself and
+	// stops probing.
+	cut := time.Now()
+	proxy.Cut()
+	require.Eventually(t, replica.Heartbeat.Fenced, leaseDuration, 20*time.Millisecond, "not fenced within the lease duration")
+	fencedAfter := time.Since(cut)
+	t.Logf("fenced %s after the cut (lease duration %s, safety margin %s)", fencedAfter.Round(time.Millisecond), leaseDuration, safetyMargin)
+	assert.False(t, replica.Assigner.Owns(client.ObjectKeyFromObject(wc)))
+	// A probe already running may still finish; none may start after.
+	time.Sleep(interval)
+	quiet := target.Count("/fenced")
+	time.Sleep(2 * interval)
+	assert.Equal(t, quiet, target.Count("/fenced"), "a fenced replica kept probing")
+
+	// Reconnected: it renews, owns its checker again and probes it.
+	proxy.Restore()
+	require.Eventually(t, func() bool { return !replica.Heartbeat.Fenced() }, 10*time.Second, 20*time.Millisecond, "still fenced after the API came back")
+	require.Eventually(t, func() bool { return target.Count("/fenced") > quiet }, 10*time.Second, 50*time.Millisecond, "probing did not resume")
+	assert.True(t, replica.Assigner.Owns(client.ObjectKeyFromObject(wc)))
+}
