@@ -3,7 +3,8 @@
 // directory), installs the CRD, starts HTTP targets on 127.0.0.1 (healthy,
 // failing, slow, closed, flapping), applies WebCheckers for them and the
 // shipped samples, runs the manager and shows `kubectl get webcheckers`
-// updating live. Ctrl-C stops everything and leaves nothing running.
+// updating live. Two replicas share the checkers (see the SHARD column).
+// Ctrl-C stops everything and leaves nothing running.
 //
 // Probes resolve names through a loopback DNS stub that knows no names, so
 // nothing leaves the machine: the samples pointing at public hosts end
@@ -32,10 +33,11 @@ import (
 
 func main() {
 	binDir := flag.String("bin-dir", "bin", "Directory holding the built manager (bin/manager).")
+	replicas := flag.Int("replicas", 2, "Number of manager replicas sharing the checkers.")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, *binDir); err != nil {
+	if err := run(ctx, *binDir, *replicas); err != nil {
 		fmt.Fprintln(os.Stderr, "demo:", err)
 		os.Exit(1)
 	}
@@ -50,7 +52,7 @@ func flapping(w http.ResponseWriter, _ *http.Request) {
 	w.WriteHeader(http.StatusServiceUnavailable)
 }
 
-func run(ctx context.Context, binDir string) (err error) {
+func run(ctx context.Context, binDir string, replicas int) (err error) {
 	say("starting a local control plane (kube-apiserver + etcd)")
 	cp, err := framework.StartControlPlane()
 	if err != nil {
@@ -100,28 +102,30 @@ func run(ctx context.Context, binDir string) (err error) {
 		return err
 	}
 
-	say("starting the manager")
+	say(fmt.Sprintf("starting %d manager replicas", replicas))
 	logFile, err := os.CreateTemp("", "webchecker-demo-manager-*.log")
 	if err != nil {
 		return fmt.Errorf("creating the manager log: %w", err)
 	}
 	defer logFile.Close()
-	mgr, err := framework.StartManager(ctx, framework.ManagerOptions{
-		Binary:     filepath.Join(binDir, "manager"),
-		Kubeconfig: cp.KubeconfigPath,
-		ShardID:    "demo-0",
-		DNSServer:  dns.Addr(),
-		Output:     logFile,
-	})
-	if err != nil {
-		return err
+	for i := range replicas {
+		mgr, err := framework.StartManager(ctx, framework.ManagerOptions{
+			Binary:     filepath.Join(binDir, "manager"),
+			Kubeconfig: cp.KubeconfigPath,
+			ShardID:    fmt.Sprintf("demo-%d", i),
+			DNSServer:  dns.Addr(),
+			Output:     logFile,
+		})
+		if err != nil {
+			return err
+		}
+		defer func() {
+			say("stopping manager " + mgr.Options.ShardID)
+			err = errors.Join(err, mgr.Terminate(30*time.Second))
+		}()
 	}
-	defer func() {
-		say("stopping the manager")
-		err = errors.Join(err, mgr.Terminate(30*time.Second))
-	}()
 
-	fmt.Printf("\nmanager log:  %s\nkubeconfig:   export KUBECONFIG=%s  (kubectl: %s)\n", logFile.Name(), cp.KubeconfigPath, filepath.Join(root, "bin", "k8s", "kubectl"))
+	fmt.Printf("\nmanager logs: %s\nkubeconfig:   export KUBECONFIG=%s  (kubectl: %s)\n", logFile.Name(), cp.KubeconfigPath, filepath.Join(root, "bin", "k8s", "kubectl"))
 	fmt.Printf("Watching `kubectl get webcheckers -o wide --watch`; press Ctrl-C to stop.\n\n")
 	kubectl, err := framework.KubectlPath()
 	if err != nil {
