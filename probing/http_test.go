@@ -33,7 +33,7 @@ const (
 )
 
 // newDNS starts a loopback DNS server knowing healthy.test.
-func newDNS(t *testing.T) *probetest.DNSServer {
+func newDNS(t testing.TB) *probetest.DNSServer {
 	t.Helper()
 	return probetest.NewTestDNSServer(t, map[string][]net.IP{
 		"healthy.test": {net.IPv4(127, 0, 0, 1)},
@@ -42,7 +42,7 @@ func newDNS(t *testing.T) *probetest.DNSServer {
 
 // newProber returns a prober whose resolver asks dns: tests never use the
 // system resolver.
-func newProber(t *testing.T, dns *probetest.DNSServer, opts probing.HTTPProberOptions) *probing.HTTPProber {
+func newProber(t testing.TB, dns *probetest.DNSServer, opts probing.HTTPProberOptions) *probing.HTTPProber {
 	t.Helper()
 	opts.DNSServer = dns.Addr()
 	p := probing.NewHTTPProber(opts)
@@ -51,7 +51,7 @@ func newProber(t *testing.T, dns *probetest.DNSServer, opts probing.HTTPProberOp
 }
 
 // startServer starts an httptest server, closed when the test ends.
-func startServer(t *testing.T, h http.Handler) *httptest.Server {
+func startServer(t testing.TB, h http.Handler) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)

@@ -1,0 +1,59 @@
+package scheduler_test
+
+import (
+	"context"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/scheduler"
+)
+
+// BenchmarkDispatch measures the scheduler's overhead per probe: 10,000
+// checks come due together every interval and run on 64 workers through a
+// prober that returns at once. Reported as ns per probe.
+func BenchmarkDispatch(b *testing.B) {
+	const checks = 10_000
+	var probes atomic.Int64
+	clk := clocktesting.NewFakeClock(time.Now())
+	s, err := scheduler.New(scheduler.Options{
+		Prober: probing.ProberFunc(func(context.Context, probing.Target) probing.Result {
+			probes.Add(1)
+			return probing.Result{Success: true, Reason: probing.ReasonSucceeded}
+		}),
+		Workers:       64,
+		Clock:         clk,
+		InitialJitter: -1, // all due at once: the worst case
+	})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range checks {
+		s.Upsert(scheduler.Check{
+			Key:      types.NamespacedName{Namespace: "bench", Name: fmt.Sprintf("c-%d", i)},
+			Interval: time.Second,
+			Target:   probing.Target{URL: "http://127.0.0.1/", Timeout: 500 * time.Millisecond},
+		})
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = s.Start(ctx) }()
+	waitFor := func(n int64) {
+		for probes.Load() < n {
+			time.Sleep(100 * time.Microsecond)
+		}
+	}
+	waitFor(checks) // first round
+	b.ResetTimer()
+	for round := range b.N {
+		clk.Step(time.Second)
+		waitFor(int64(checks * (round + 2)))
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*checks), "ns/probe")
+}
