@@ -85,8 +85,9 @@ docker-build: ## Build the container image (needs a Docker engine).
 ##@ Test
 
 .PHONY: test
-test: tools generate manifests ## Run every test: unit, envtest integration and e2e.
-	go test $(GO_TEST_FLAGS) -timeout 20m ./...
+test: tools generate manifests build ## Run every test: unit, envtest integration, then e2e.
+	go test $(GO_TEST_FLAGS) -timeout 20m $$(go list ./... | grep -v /e2e)
+	WEBCHECKER_MANAGER=$(BIN)/manager go test $(GO_TEST_FLAGS) -timeout 15m ./e2e/...
 
 .PHONY: unit
 unit: ## Run only the tests that need no control plane.

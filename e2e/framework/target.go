@@ -87,3 +87,14 @@ func (t *Target) Close() {
 	t.server.CloseClientConnections()
 	t.server.Close()
 }
+func (t *Target) HitsSince(n int) []Hit {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if n < 0 {
+		n = 0
+	}
+	if n >= len(t.hits) {
+		return nil
+	}
+	return append([]Hit(nil), t.hits[n:]...)
+}
