@@ -42,22 +42,12 @@ var (
 )
 
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapLevel())))
+	os.Exit(framework.RunWithControlPlane(func(cp *framework.ControlPlane) int { return runSuite(m, cp) }))
 }
 
-func runSuite(m *testing.M) int {
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapLevel())))
-	cp, err := framework.StartControlPlane()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := cp.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-
+func runSuite(m *testing.M, cp *framework.ControlPlane) int {
+	var err error
 	dns, err = probetest.NewDNSServer(map[string][]net.IP{"target.test": {net.IPv4(127, 0, 0, 1)}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -158,15 +158,23 @@ func eventReasons(t *testing.T, ns, name string) string {
 	return strings.Join(reasons, ",")
 }
 
-func TestNoStatusWritesWhileNothingChanges(t *testing.T) {
-	t.Parallel()
-	ns := newNamespace(t)
+// startChecker creates, in a namespace of its own, a WebChecker probing
+// path on a new Target, and waits until it is Ready.
+func startChecker(t *testing.T, name, path string) (*framework.Target, *webcheckerv1alpha1.WebChecker, types.NamespacedName) {
+	t.Helper()
 	target := framework.NewTarget()
-	defer target.Close()
-	wc := newChecker(ns, "steady", target.URL(), "/")
+	t.Cleanup(target.Close)
+	wc := newChecker(newNamespace(t), name, target.URL(), path)
 	key := client.ObjectKeyFromObject(wc)
 	require.NoError(t, k8sClient.Create(context.Background(), wc))
-	stable := waitReady(t, key, metav1.ConditionTrue, "", 3*time.Second)
+	waitReady(t, key, metav1.ConditionTrue, "", 3*time.Second)
+	return target, wc, key
+}
+
+func TestNoStatusWritesWhileNothingChanges(t *testing.T) {
+	t.Parallel()
+	target, _, key := startChecker(t, "steady", "/")
+	stable := getChecker(t, key)
 
 	probed := target.Count("/")
 	// Wait for three more probes of the unchanged target, then check that
@@ -177,13 +185,7 @@ func TestNoStatusWritesWhileNothingChanges(t *testing.T) {
 
 func TestDeleteStopsProbes(t *testing.T) {
 	t.Parallel()
-	ns := newNamespace(t)
-	target := framework.NewTarget()
-	defer target.Close()
-	wc := newChecker(ns, "deleted", target.URL(), "/gone")
-	key := client.ObjectKeyFromObject(wc)
-	require.NoError(t, k8sClient.Create(context.Background(), wc))
-	waitReady(t, key, metav1.ConditionTrue, "", 3*time.Second)
+	target, wc, key := startChecker(t, "deleted", "/gone")
 
 	require.NoError(t, k8sClient.Delete(context.Background(), wc))
 	deleted := time.Now()
@@ -204,13 +206,7 @@ func TestDeleteStopsProbes(t *testing.T) {
 
 func TestSpecChangeMovesTheProbe(t *testing.T) {
 	t.Parallel()
-	ns := newNamespace(t)
-	target := framework.NewTarget()
-	defer target.Close()
-	wc := newChecker(ns, "moving", target.URL(), "/old")
-	key := client.ObjectKeyFromObject(wc)
-	require.NoError(t, k8sClient.Create(context.Background(), wc))
-	waitReady(t, key, metav1.ConditionTrue, "", 3*time.Second)
+	target, _, key := startChecker(t, "moving", "/old")
 
 	latest := getChecker(t, key)
 	patch := client.MergeFrom(latest.DeepCopy())

@@ -38,14 +38,8 @@ func runSuite(m *testing.M) int {
 		return 1
 	}
 	defer dns.Close()
-	if cp, err = framework.StartControlPlane(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := cp.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	return m.Run()
+	return framework.RunWithControlPlane(func(started *framework.ControlPlane) int {
+		cp = started
+		return m.Run()
+	})
 }

@@ -2,7 +2,6 @@ package sharding_test
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/url"
 	"os"
@@ -31,22 +30,11 @@ import (
 var cp *framework.ControlPlane
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
-	var err error
-	if cp, err = framework.StartControlPlane(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := cp.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	return m.Run()
+	os.Exit(framework.RunWithControlPlane(func(started *framework.ControlPlane) int {
+		cp = started
+		return m.Run()
+	}))
 }
 
 func newScheme(t *testing.T) *runtime.Scheme {

@@ -97,3 +97,19 @@ func (cp *ControlPlane) Stop() error {
 	}
 	return nil
 }
+
+// RunWithControlPlane is the body of a TestMain: it starts a control plane,
+// calls run with it (run calls m.Run), stops it and returns the exit code.
+func RunWithControlPlane(run func(cp *ControlPlane) int) int {
+	cp, err := StartControlPlane()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() {
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+		}
+	}()
+	return run(cp)
+}

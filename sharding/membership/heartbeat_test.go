@@ -2,7 +2,6 @@ package membership_test
 
 import (
 	"context"
-	"fmt"
 	"net/url"
 	"os"
 	"slices"
@@ -27,21 +26,10 @@ import (
 var cp *framework.ControlPlane
 
 func TestMain(m *testing.M) {
-	os.Exit(run(m))
-}
-
-func run(m *testing.M) int {
-	var err error
-	if cp, err = framework.StartControlPlane(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer func() {
-		if err := cp.Stop(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-		}
-	}()
-	return m.Run()
+	os.Exit(framework.RunWithControlPlane(func(started *framework.ControlPlane) int {
+		cp = started
+		return m.Run()
+	}))
 }
 
 const (
