@@ -41,7 +41,7 @@ type ReplicaOptions struct {
 	// VirtualNodes per replica on the ring (ring default when 0).
 	VirtualNodes int
 	// Clock drives leases and scheduling (the real clock when nil).
-	Clock clock.WithTicker
+	Clock clock.WithTickerAndDelayedExecution
 	// Logger is the parent logger of every component.
 	Logger logr.Logger
 }

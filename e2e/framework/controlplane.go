@@ -45,6 +45,7 @@ type ControlPlane struct {
 	// processes.
 	KubeconfigPath string
 	dir            string
+	stopReaper     func()
 }
 
 // StartControlPlane starts a control plane from the binaries in
@@ -73,7 +74,11 @@ func StartControlPlane() (*ControlPlane, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting control plane: %w", err)
 	}
-	cp := &ControlPlane{env: env, Config: cfg}
+	cp := &ControlPlane{env: env, Config: cfg, stopReaper: func() {}}
+	if cp.stopReaper, err = startReaper(); err != nil {
+		_ = env.Stop()
+		return nil, err
+	}
 	if cp.dir, err = os.MkdirTemp("", "webchecker-controlplane-"); err != nil {
 		_ = env.Stop()
 		return nil, fmt.Errorf("creating kubeconfig directory: %w", err)
@@ -89,6 +94,7 @@ func StartControlPlane() (*ControlPlane, error) {
 // Stop stops the API server and etcd and removes their data.
 func (cp *ControlPlane) Stop() error {
 	err := cp.env.Stop()
+	cp.stopReaper()
 	if cp.dir != "" {
 		err = errors.Join(err, os.RemoveAll(cp.dir))
 	}

@@ -48,7 +48,7 @@ type HeartbeatOptions struct {
 	// DefaultSafetyMargin.
 	SafetyMargin time.Duration
 	// Clock stamps renewals and times fencing. Default the real clock.
-	Clock clock.WithTicker
+	Clock clock.WithTickerAndDelayedExecution
 	// OnFencingChange is called (from the heartbeat goroutine; it must not
 	// block) whenever the replica becomes fenced or stops being fenced.
 	OnFencingChange func(fenced bool)
@@ -98,10 +98,11 @@ type Heartbeat struct {
 	opts HeartbeatOptions
 	lock *resourcelock.LeaseLock
 
-	mu        sync.Mutex
-	fenced    bool
-	lastRenew time.Time // start of the last successful renewal
-	acquired  time.Time
+	mu         sync.Mutex
+	fenced     bool
+	lastRenew  time.Time   // start of the last successful renewal
+	fenceTimer clock.Timer // fences the replica at fenceAt(), unless renewed before
+	acquired   time.Time
 }
 
 // NewHeartbeat validates opts and returns a Heartbeat. The replica is fenced
@@ -134,32 +135,26 @@ func (h *Heartbeat) Fenced() bool {
 
 // Start renews the Lease every RenewInterval until ctx is done, then fences
 // the replica and deletes the Lease so that the others take over at once.
+//
+// Fencing does not wait for this loop: a timer fences the replica at
+// lastRenew + LeaseDuration - SafetyMargin even while a renewal is stuck.
 func (h *Heartbeat) Start(ctx context.Context) error {
 	log := h.opts.Logger.WithValues("lease", h.opts.Namespace+"/"+h.opts.ID)
-	clk := h.opts.Clock
-	ticker := clk.NewTicker(h.opts.RenewInterval)
+	ticker := h.opts.Clock.NewTicker(h.opts.RenewInterval)
 	defer ticker.Stop()
-	// fenceTimer fires when the replica must fence itself; it is re-armed
-	// after every successful renewal.
-	fenceTimer := clk.NewTimer(h.opts.LeaseDuration)
-	defer fenceTimer.Stop()
-
 	for {
-		h.renew(ctx, log, fenceTimer)
+		h.renew(ctx, log)
 		select {
 		case <-ctx.Done():
+			h.mu.Lock()
+			if h.fenceTimer != nil {
+				h.fenceTimer.Stop()
+			}
+			h.mu.Unlock()
 			h.setFenced(log, true)
 			h.release(log)
 			return nil
 		case <-ticker.C():
-		case <-fenceTimer.C():
-			h.mu.Lock()
-			due := !h.lastRenew.IsZero() && !clk.Now().Before(h.fenceAt())
-			h.mu.Unlock()
-			if due {
-				log.Info("Lease not renewed in time, fencing: no probes and no status writes until it is", "lastRenew", h.lastRenewTime())
-				h.setFenced(log, true)
-			}
 		}
 	}
 }
@@ -169,15 +164,9 @@ func (h *Heartbeat) fenceAt() time.Time {
 	return h.lastRenew.Add(h.opts.LeaseDuration - h.opts.SafetyMargin)
 }
 
-func (h *Heartbeat) lastRenewTime() time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.lastRenew
-}
-
-// renew creates or renews the Lease once. On success it re-arms fenceTimer
-// and lifts fencing.
-func (h *Heartbeat) renew(ctx context.Context, log logr.Logger, fenceTimer clock.Timer) {
+// renew creates or renews the Lease once. On success it moves the fencing
+// deadline and lifts fencing.
+func (h *Heartbeat) renew(ctx context.Context, log logr.Logger) {
 	start := h.opts.Clock.Now()
 	// A renewal that cannot finish before the next one is due is useless.
 	ctx, cancel := context.WithTimeout(ctx, h.opts.RenewInterval)
@@ -190,16 +179,28 @@ func (h *Heartbeat) renew(ctx context.Context, log logr.Logger, fenceTimer clock
 	}
 	h.mu.Lock()
 	h.lastRenew = start
-	fenceIn := h.fenceAt().Sub(h.opts.Clock.Now())
-	h.mu.Unlock()
-	if !fenceTimer.Stop() {
-		select {
-		case <-fenceTimer.C():
-		default:
-		}
+	if h.fenceTimer != nil {
+		h.fenceTimer.Stop()
 	}
-	fenceTimer.Reset(fenceIn)
+	// The callback runs in a goroutine of its own: some clocks (the fake
+	// one of k8s.io/utils) call it with their lock held, and fenceIfDue
+	// reads the clock.
+	h.fenceTimer = h.opts.Clock.AfterFunc(h.fenceAt().Sub(h.opts.Clock.Now()), func() { go h.fenceIfDue(log) })
+	h.mu.Unlock()
 	h.setFenced(log, false)
+}
+
+// fenceIfDue fences the replica if its deadline has passed (a timer that
+// fires just as a renewal moves the deadline does nothing).
+func (h *Heartbeat) fenceIfDue(log logr.Logger) {
+	h.mu.Lock()
+	due := !h.opts.Clock.Now().Before(h.fenceAt())
+	last := h.lastRenew
+	h.mu.Unlock()
+	if due {
+		log.Info("Lease not renewed in time, fencing: no probes and no status writes until it is", "lastRenew", last)
+		h.setFenced(log, true)
+	}
 }
 
 func (h *Heartbeat) tryRenew(ctx context.Context, now time.Time) error {
