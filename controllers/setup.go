@@ -98,6 +98,7 @@ func Setup(mgr ctrl.Manager, opts ReplicaOptions) (*Replica, error) {
 		VirtualNodes: opts.VirtualNodes,
 		Fencer:       r.Heartbeat,
 		Keys:         CheckerKeys(mgr.GetCache()),
+		Deleter:      mgr.GetClient(),
 		Notify:       trigger.Notify,
 		Clock:        opts.Clock,
 		Logger:       opts.Logger.WithName("assigner"),

@@ -10,6 +10,7 @@ import (
 
 	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -46,6 +47,13 @@ type AssignerOptions struct {
 	// Notify is called for each checker whose ownership by this replica
 	// changed (gained or lost). It may block. Required.
 	Notify func(ctx context.Context, key types.NamespacedName)
+	// Deleter, when set, deletes Leases that have been expired for longer
+	// than StaleAfter (left behind by replicas that crashed), with a
+	// precondition on their resourceVersion so that a Lease renewed in the
+	// meantime survives.
+	Deleter client.Writer
+	// StaleAfter defaults to one minute.
+	StaleAfter time.Duration
 	// Clock tells when Leases expire. Default the real clock.
 	Clock clock.WithTicker
 	// Logger logs membership changes.
@@ -83,6 +91,9 @@ func NewAssigner(opts AssignerOptions) (*Assigner, error) {
 	}
 	if opts.VirtualNodes <= 0 {
 		opts.VirtualNodes = ring.DefaultVirtualNodes
+	}
+	if opts.StaleAfter <= 0 {
+		opts.StaleAfter = time.Minute
 	}
 	if opts.ID == "" || opts.Cache == nil || opts.Namespace == "" || opts.RingName == "" ||
 		opts.Fencer == nil || opts.Keys == nil || opts.Notify == nil {
@@ -193,7 +204,9 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	if err := a.opts.Cache.List(ctx, &leases, client.InNamespace(a.opts.Namespace), client.MatchingLabels(labelsForRing(a.opts.RingName))); err != nil {
 		return time.Time{}, fmt.Errorf("listing leases: %w", err)
 	}
-	members, nextExpiry := membership.Live(leases.Items, a.opts.Clock.Now())
+	now := a.opts.Clock.Now()
+	a.collectStale(ctx, leases.Items, now)
+	members, nextExpiry := membership.Live(leases.Items, now)
 	old := a.current.Load()
 	fenced := a.opts.Fencer.Fenced()
 	if fenced == old.fenced && slices.Equal(members, old.ring.Members()) {
@@ -225,6 +238,25 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 		a.opts.Notify(ctx, key)
 	}
 	return nextExpiry, nil
+}
+
+// collectStale deletes the Leases of members long gone, so that crashed
+// replicas (new pod names each time) do not leave Leases behind forever.
+// Every replica may try; NotFound and Conflict mean another one did.
+func (a *Assigner) collectStale(ctx context.Context, leases []coordinationv1.Lease, now time.Time) {
+	if a.opts.Deleter == nil {
+		return
+	}
+	for _, l := range membership.Stale(leases, now, a.opts.StaleAfter) {
+		err := a.opts.Deleter.Delete(ctx, &l, client.Preconditions{UID: &l.UID, ResourceVersion: &l.ResourceVersion})
+		switch {
+		case err == nil:
+			a.opts.Logger.Info("Deleted stale lease", "lease", l.Namespace+"/"+l.Name)
+		case apierrors.IsNotFound(err), apierrors.IsConflict(err):
+		default:
+			a.opts.Logger.Error(err, "Deleting stale lease failed", "lease", l.Namespace+"/"+l.Name)
+		}
+	}
 }
 
 func labelsForRing(ringName string) map[string]string {

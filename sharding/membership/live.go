@@ -43,6 +43,32 @@ func MemberOf(lease *coordinationv1.Lease) (m Member, ok bool) {
 	}, true
 }
 
+// Stale returns the Leases that describe no live member and have not been
+// renewed for longer than after (a crashed replica's Lease stays behind
+// when nobody releases it). A Lease with no renew time is stale once it is
+// older than after.
+func Stale(leases []coordinationv1.Lease, now time.Time, after time.Duration) []coordinationv1.Lease {
+	var stale []coordinationv1.Lease
+	for _, l := range leases {
+		if l.DeletionTimestamp != nil {
+			continue
+		}
+		last := l.CreationTimestamp.Time
+		if m, ok := MemberOf(&l); ok {
+			if m.LiveAt(now) {
+				continue
+			}
+			last = m.Expiry()
+		} else if l.Spec.RenewTime != nil {
+			last = l.Spec.RenewTime.Time
+		}
+		if now.Sub(last) > after {
+			stale = append(stale, l)
+		}
+	}
+	return stale
+}
+
 // Live returns the sorted ids of the members whose Leases are live at now,
 // and the earliest instant at which one of them expires (zero when none is
 // live): the caller must look again then, because expiry is not an event.

@@ -10,13 +10,17 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -25,6 +29,7 @@ import (
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/probetest"
+	"github.com/networkio/webchecker/sharding/membership"
 )
 
 var cp *framework.ControlPlane
@@ -43,6 +48,32 @@ func newScheme(t *testing.T) *runtime.Scheme {
 	require.NoError(t, clientgoscheme.AddToScheme(scheme))
 	require.NoError(t, webcheckerv1alpha1.AddToScheme(scheme))
 	return scheme
+}
+
+// startReplica runs one replica in this process against cfg until the test
+// ends.
+func startReplica(t *testing.T, cfg *rest.Config, opts controllers.ReplicaOptions) *controllers.Replica {
+	t.Helper()
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 newScheme(t),
+		Cache:                  controllers.CacheOptions(opts.LeaseNamespace, opts.RingName),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// Several replicas run in this one process, one after the other.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	require.NoError(t, err)
+	opts.Logger = ctrl.Log.WithName(opts.ShardID)
+	replica, err := controllers.Setup(mgr, opts)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-stopped)
+	})
+	return replica
 }
 
 // TestReplicaFencesItselfWhenCutOff runs one replica whose only way to the
@@ -71,14 +102,7 @@ func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
 	target := framework.NewTarget()
 	t.Cleanup(target.Close)
 
-	mgr, err := ctrl.NewManager(viaProxy, ctrl.Options{
-		Scheme:                 scheme,
-		Cache:                  controllers.CacheOptions("default", "fencing-test"),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-	})
-	require.NoError(t, err)
-	replica, err := controllers.Setup(mgr, controllers.ReplicaOptions{
+	replica := startReplica(t, viaProxy, controllers.ReplicaOptions{
 		ShardID:        "cut-off",
 		Prober:         probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr()}),
 		InitialJitter:  100 * time.Millisecond,
@@ -87,17 +111,8 @@ func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
 		LeaseDuration:  leaseDuration,
 		RenewInterval:  renewInterval,
 		SafetyMargin:   safetyMargin,
-		Logger:         ctrl.Log.WithName("cut-off"),
 	})
-	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		proxy.Restore() // let it release its Lease
-		cancel()
-		require.NoError(t, <-stopped)
-	})
+	t.Cleanup(proxy.Restore) // runs before the replica stops: let it release its Lease
 
 	wc := &webcheckerv1alpha1.WebChecker{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "fenced"},
@@ -109,6 +124,8 @@ func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
 		},
 	}
 	require.NoError(t, direct.Create(context.Background(), wc))
+	// Replicas of other tests see every namespace: leave nothing to them.
+	t.Cleanup(func() { _ = direct.Delete(context.Background(), wc) })
 	require.Eventually(t, func() bool {
 		got := &webcheckerv1alpha1.WebChecker{}
 		if direct.Get(context.Background(), client.ObjectKeyFromObject(wc), got) != nil {
@@ -137,4 +154,46 @@ func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
 	require.Eventually(t, func() bool { return !replica.Heartbeat.Fenced() }, 10*time.Second, 20*time.Millisecond, "still fenced after the API came back")
 	require.Eventually(t, func() bool { return target.Count("/fenced") > quiet }, 10*time.Second, 50*time.Millisecond, "probing did not resume")
 	assert.True(t, replica.Assigner.Owns(client.ObjectKeyFromObject(wc)))
+}
+
+// TestReplicaDeletesStaleLeases checks that the Lease a crashed replica left
+// behind is deleted once it has been expired for StaleAfter (a minute), and
+// that other Leases are left alone.
+func TestReplicaDeletesStaleLeases(t *testing.T) {
+	const ringName = "stale-test"
+	direct, err := client.New(cp.Config, client.Options{Scheme: newScheme(t)})
+	require.NoError(t, err)
+	newLease := func(name, ring string, renewed time.Time) *coordinationv1.Lease {
+		l := &coordinationv1.Lease{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name, Labels: map[string]string{membership.LabelRing: ring}},
+			Spec: coordinationv1.LeaseSpec{
+				HolderIdentity:       ptr.To(name),
+				LeaseDurationSeconds: ptr.To[int32](10),
+				RenewTime:            ptr.To(metav1.NewMicroTime(renewed)),
+			},
+		}
+		require.NoError(t, direct.Create(context.Background(), l))
+		return l
+	}
+	crashed := newLease("crashed-long-ago", ringName, time.Now().Add(-5*time.Minute))
+	recent := newLease("crashed-recently", ringName, time.Now().Add(-20*time.Second))
+	otherRing := newLease("other-ring", "another-ring", time.Now().Add(-5*time.Minute))
+
+	startReplica(t, cp.Config, controllers.ReplicaOptions{
+		ShardID:        "collector",
+		Prober:         probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: probetest.NewTestDNSServer(t, nil).Addr()}),
+		LeaseNamespace: "default",
+		RingName:       ringName,
+	})
+	exists := func(l *coordinationv1.Lease) bool {
+		err := direct.Get(context.Background(), client.ObjectKeyFromObject(l), &coordinationv1.Lease{})
+		require.True(t, err == nil || apierrors.IsNotFound(err), "%v", err)
+		return err == nil
+	}
+	require.Eventually(t, func() bool { return !exists(crashed) }, 10*time.Second, 50*time.Millisecond, "stale lease not deleted")
+	assert.True(t, exists(recent), "a lease expired for less than a minute was deleted")
+	assert.True(t, exists(otherRing), "a lease of another ring was deleted")
+	require.Eventually(t, func() bool {
+		return exists(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "collector"}})
+	}, 10*time.Second, 50*time.Millisecond, "the replica's own lease is missing")
 }
