@@ -74,8 +74,15 @@ type WebCheckerReconciler struct {
 	// Trigger delivers probe outcomes (and ownership changes) to the
 	// controller.
 	Trigger Trigger
-	// Clock stamps the Pending condition. Defaults to the real clock.
+	// Clock stamps the Pending condition. Nil means the real clock.
 	Clock clock.PassiveClock
+}
+
+func (r *WebCheckerReconciler) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
 }
 
 // +kubebuilder:rbac:groups=test.network.io,resources=webcheckers,verbs=get;list;watch
@@ -89,9 +96,6 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	if r.Recorder == nil {
 		r.Recorder = mgr.GetEventRecorder(ControllerName)
-	}
-	if r.Clock == nil {
-		r.Clock = clock.RealClock{}
 	}
 	switch {
 	case r.Scheduler == nil:
@@ -135,7 +139,7 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		// not retry: only a spec change can fix it.
 		r.Scheduler.Remove(key)
 		result := probing.Result{Reason: probing.ReasonInvalidTarget, Message: err.Error()}
-		if err := r.writeStatus(ctx, wc, &scheduler.Outcome{Key: key, Generation: wc.Generation, Result: result, Time: r.Clock.Now()}); err != nil {
+		if err := r.writeStatus(ctx, wc, &scheduler.Outcome{Key: key, Generation: wc.Generation, Result: result, Time: r.now()}); err != nil {
 			return r.handleWriteError(ctx, err)
 		}
 		return ctrl.Result{}, reconcile.TerminalError(err)
@@ -184,7 +188,7 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 			Reason:             webcheckerv1alpha1.ReasonPending,
 			Message:            pendingMessage,
 			ObservedGeneration: wc.Generation,
-			LastTransitionTime: metav1.NewTime(r.Clock.Now()),
+			LastTransitionTime: metav1.NewTime(r.now()),
 		})
 	}
 	if equality.Semantic.DeepEqual(&wc.Status, desired) {
