@@ -52,7 +52,7 @@ help: ## Show this help.
 ##@ Run
 
 .PHONY: demo
-demo: tools build ## Run a local demo: control plane, sample targets, the manager, and a live `kubectl get webcheckers`.
+demo: $(KUBE_STAMP) $(ETCD_STAMP) build ## Run a local demo: control plane, sample targets, the manager, and a live `kubectl get webcheckers`.
 	go run ./e2e/demo --bin-dir $(BIN)
 
 .PHONY: run
@@ -85,7 +85,7 @@ docker-build: ## Build the container image (needs a Docker engine).
 ##@ Test
 
 .PHONY: test
-test: tools generate manifests build ## Run every test: unit, envtest integration, then e2e.
+test: $(KUBE_STAMP) $(ETCD_STAMP) generate manifests build ## Run every test: unit, envtest integration, then e2e.
 	go test $(GO_TEST_FLAGS) -timeout 20m $$(go list ./... | grep -v /e2e)
 	WEBCHECKER_MANAGER=$(BIN)/manager go test $(GO_TEST_FLAGS) -timeout 15m ./e2e/...
 
@@ -94,7 +94,7 @@ unit: ## Run only the tests that need no control plane.
 	go test $(GO_TEST_FLAGS) ./probing/... ./sharding/...
 
 .PHONY: e2e
-e2e: tools build ## Run only the end-to-end tests (the built manager against a local control plane).
+e2e: $(KUBE_STAMP) $(ETCD_STAMP) build ## Run only the end-to-end tests (the built manager against a local control plane).
 	WEBCHECKER_MANAGER=$(BIN)/manager go test $(GO_TEST_FLAGS) -timeout 15m -v ./e2e/...
 
 .PHONY: bench
@@ -119,7 +119,7 @@ tools: $(KUBE_STAMP) $(ETCD_STAMP) $(CONTROLLER_GEN_STAMP) $(HELM_STAMP) ## Buil
 
 $(KUBE_STAMP): e2e/tools/kubernetes/go.mod e2e/tools/kubernetes/go.sum
 	@mkdir -p $(K8S_BIN)
-	@echo ">> building kube-apiserver and kubectl $(K8S_VERSION) from Go modules (first time: ~4 min)"
+	@echo ">> building kube-apiserver and kubectl $(K8S_VERSION) from Go modules (first time: ~10 min on 2 cores)"
 	cd e2e/tools/kubernetes && go build -trimpath -ldflags='$(K8S_LDFLAGS)' -o $(KUBE_APISERVER) k8s.io/kubernetes/cmd/kube-apiserver
 	cd e2e/tools/kubernetes && go build -trimpath -ldflags='$(K8S_LDFLAGS)' -o $(KUBECTL) k8s.io/kubernetes/cmd/kubectl
 	@rm -f $(K8S_BIN)/.kubernetes-* && touch $@
