@@ -47,7 +47,7 @@ export KUBEBUILDER_ASSETS := $(K8S_BIN)
 
 .PHONY: help
 help: ## Show this help.
-	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*##"; printf "Usage: make <target>\n"} /^[a-zA-Z0-9_-]+:.*?##/ { printf "  %-12s %s\n", $$1, $$2 } /^##@/ { printf "\n%s\n", substr($$0, 5) }' $(MAKEFILE_LIST)
 
 ##@ Run
 
@@ -56,11 +56,11 @@ demo: $(KUBE_STAMP) $(ETCD_STAMP) build ## Run a local demo: control plane, samp
 	go run ./e2e/demo --bin-dir $(BIN)
 
 .PHONY: run
-run: manifests build ## Run the manager against the cluster in $$KUBECONFIG (install the CRD first: make install).
+run: manifests build ## Run the manager against the cluster in $KUBECONFIG (install the CRD first: make install).
 	$(BIN)/manager $(RUN_ARGS)
 
 .PHONY: install
-install: manifests $(KUBE_STAMP) ## Install the CRD into the cluster in $$KUBECONFIG.
+install: manifests $(KUBE_STAMP) ## Install the CRD into the cluster in $KUBECONFIG.
 	$(KUBECTL) apply --server-side -f config/crd/bases
 
 ##@ Build
