@@ -53,7 +53,8 @@ help: ## Show this help.
 
 .PHONY: demo
 demo: $(KUBE_STAMP) $(ETCD_STAMP) build ## Run a local demo: control plane, sample targets, the manager, and a live `kubectl get webcheckers`.
-	go run ./e2e/demo --bin-dir $(BIN)
+	go build -o $(BIN)/demo ./e2e/demo
+	$(BIN)/demo --bin-dir $(BIN)
 
 .PHONY: run
 run: manifests build ## Run the manager against the cluster in $KUBECONFIG (install the CRD first: make install).

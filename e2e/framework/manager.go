@@ -96,8 +96,9 @@ func StartManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
 	}
 	m.cmd.Stdout, m.cmd.Stderr = out, out
 	// If the test process dies, the kernel kills the manager too: no
-	// process outlives its test.
-	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	// process outlives its test. A process group of its own keeps a
+	// terminal's Ctrl-C away from it: whoever started it stops it.
+	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
 	if err := m.cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting manager %s: %w", opts.ShardID, err)
 	}
