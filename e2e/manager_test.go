@@ -14,20 +14,38 @@ import (
 	"github.com/networkio/webchecker/e2e/framework"
 )
 
-// TestManagerProcess runs the built manager against the control plane,
-// applies the shipped samples and a local target with kubectl, and checks
-// what a user sees with `kubectl get webcheckers`, then that SIGTERM stops
-// it cleanly.
+// TestManagerProcess runs the built manager against the control plane as a
+// user that has nothing but the generated RBAC rules (config/rbac), applies
+// the shipped samples and a local target with kubectl, and checks what a
+// user sees with `kubectl get webcheckers`, then that SIGTERM stops it
+// cleanly and releases its Lease.
 func TestManagerProcess(t *testing.T) {
-	ns := "e2e-manager"
-	_, err := cp.Kubectl("", "create", "namespace", ns)
+	const (
+		ns             = "e2e-manager"
+		leaseNamespace = "webchecker-system" // where config/rbac puts the Lease Role
+		user           = "webchecker-manager"
+	)
+	root, err := framework.RepoRoot()
+	require.NoError(t, err)
+	for _, args := range [][]string{
+		{"create", "namespace", ns},
+		{"create", "namespace", leaseNamespace},
+		{"apply", "-f", filepath.Join(root, "config", "rbac", "role.yaml")},
+		{"create", "clusterrolebinding", user, "--clusterrole=webchecker-manager", "--user=" + user},
+		{"create", "rolebinding", user, "-n", leaseNamespace, "--role=webchecker-manager", "--user=" + user},
+	} {
+		_, err := cp.Kubectl("", args...)
+		require.NoError(t, err)
+	}
+	kubeconfig, err := cp.UserKubeconfig(user)
 	require.NoError(t, err)
 
 	target := framework.NewTarget()
 	defer target.Close()
 
 	mgr, err := framework.StartManager(context.Background(), framework.ManagerOptions{
-		Binary: managerPath, Kubeconfig: cp.KubeconfigPath, ShardID: "e2e-0", DNSServer: dns.Addr(),
+		Binary: managerPath, Kubeconfig: kubeconfig, ShardID: "e2e-0", DNSServer: dns.Addr(),
+		Args: []string{"--lease-namespace=" + leaseNamespace},
 	})
 	require.NoError(t, err)
 	defer func() {
@@ -36,8 +54,6 @@ func TestManagerProcess(t *testing.T) {
 		}
 	}()
 
-	root, err := framework.RepoRoot()
-	require.NoError(t, err)
 	_, err = cp.Kubectl("", "apply", "-n", ns, "-f", filepath.Join(root, "config", "samples", "test_v1alpha1_webchecker.yaml"))
 	require.NoError(t, err)
 	local := fmt.Sprintf(`{"apiVersion":"test.network.io/v1alpha1","kind":"WebChecker","metadata":{"name":"local"},"spec":{"host":%q,"path":"/ping","interval":"1s","timeout":"500ms"}}`, target.URL())
@@ -63,8 +79,16 @@ func TestManagerProcess(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, events, "ProbeFailed")
 
-	// SIGTERM: a clean, prompt exit, and no probe after it.
+	holder, err := cp.Kubectl("", "get", "lease", "e2e-0", "-n", leaseNamespace, "-o", "jsonpath={.spec.holderIdentity}")
+	require.NoError(t, err)
+	assert.Equal(t, "e2e-0", holder)
+	assert.NotContains(t, mgr.Log(), "forbidden", "the generated RBAC rules do not cover what the manager does")
+
+	// SIGTERM: a clean, prompt exit that releases the Lease, and no probe
+	// after it.
 	require.NoError(t, mgr.Terminate(15*time.Second), mgr.Log())
+	_, err = cp.Kubectl("", "get", "lease", "e2e-0", "-n", leaseNamespace)
+	assert.ErrorContains(t, err, "NotFound", "the Lease survived SIGTERM")
 	stopped := len(target.Hits())
 	time.Sleep(2 * time.Second)
 	assert.Equal(t, stopped, len(target.Hits()), "the target was probed after the manager exited")

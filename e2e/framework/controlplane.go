@@ -119,3 +119,22 @@ func RunWithControlPlane(run func(cp *ControlPlane) int) int {
 	}()
 	return run(cp)
 }
+
+// UserKubeconfig writes a kubeconfig for a user in the given groups (no
+// group: the user may do only what RBAC bindings grant it) and returns its
+// path. It is how tests check that the generated RBAC rules suffice.
+func (cp *ControlPlane) UserKubeconfig(name string, groups ...string) (string, error) {
+	user, err := cp.env.AddUser(envtest.User{Name: name, Groups: groups}, nil)
+	if err != nil {
+		return "", fmt.Errorf("adding user %s: %w", name, err)
+	}
+	data, err := user.KubeConfig()
+	if err != nil {
+		return "", fmt.Errorf("kubeconfig of user %s: %w", name, err)
+	}
+	path := filepath.Join(cp.dir, "kubeconfig-"+name)
+	if err := os.WriteFile(path, data, 0o600); err != nil {
+		return "", fmt.Errorf("writing kubeconfig of user %s: %w", name, err)
+	}
+	return path, nil
+}
