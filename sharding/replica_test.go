@@ -173,6 +173,7 @@ func TestReplicaDeletesStaleLeases(t *testing.T) {
 			},
 		}
 		require.NoError(t, direct.Create(context.Background(), l))
+		t.Cleanup(func() { _ = client.IgnoreNotFound(direct.Delete(context.Background(), l)) })
 		return l
 	}
 	crashed := newLease("crashed-long-ago", ringName, time.Now().Add(-5*time.Minute))
