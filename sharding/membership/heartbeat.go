@@ -103,6 +103,10 @@ type Heartbeat struct {
 	lastRenew  time.Time   // start of the last successful renewal
 	fenceTimer clock.Timer // fences the replica at fenceAt(), unless renewed before
 	acquired   time.Time
+
+	// written is true while the lock holds the Lease as we last wrote it;
+	// only the Start goroutine uses it.
+	written bool
 }
 
 // NewHeartbeat validates opts and returns a Heartbeat. The replica is fenced
@@ -213,9 +217,17 @@ func (h *Heartbeat) tryRenew(ctx context.Context, now time.Time) error {
 		AcquireTime:          metav1.NewTime(h.acquired),
 		RenewTime:            metav1.NewTime(now),
 	}
-	// Read first: the lock needs the current object (and its
-	// resourceVersion) for an update, and the Lease may have been deleted
-	// or changed by someone else since our last write.
+	// The lock remembers the Lease (and its resourceVersion) from our last
+	// successful write, so a renewal is one update. Only when that failed
+	// (a conflict, the Lease deleted, the API unreachable) is it read again
+	// first, or created.
+	if h.written {
+		if err := h.lock.Update(ctx, record); err != nil {
+			h.written = false
+			return fmt.Errorf("updating lease: %w", err)
+		}
+		return nil
+	}
 	if _, _, err := h.lock.Get(ctx); err != nil {
 		if !apierrors.IsNotFound(err) {
 			return fmt.Errorf("getting lease: %w", err)
@@ -223,11 +235,13 @@ func (h *Heartbeat) tryRenew(ctx context.Context, now time.Time) error {
 		if err := h.lock.Create(ctx, record); err != nil {
 			return fmt.Errorf("creating lease: %w", err)
 		}
+		h.written = true
 		return nil
 	}
 	if err := h.lock.Update(ctx, record); err != nil {
 		return fmt.Errorf("updating lease: %w", err)
 	}
+	h.written = true
 	return nil
 }
 
