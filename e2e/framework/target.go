@@ -87,6 +87,10 @@ func (t *Target) Close() {
 	t.server.CloseClientConnections()
 	t.server.Close()
 }
+
+// HitsSince returns a copy of the requests received after the first n, in
+// the order they arrived: a test that polls a busy Target can read only
+// what is new (n is the number of hits it has already read).
 func (t *Target) HitsSince(n int) []Hit {
 	t.mu.Lock()
 	defer t.mu.Unlock()
