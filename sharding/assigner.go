@@ -79,6 +79,9 @@ type Assigner struct {
 	opts    AssignerOptions
 	current atomic.Pointer[assignment]
 	wake    chan struct{}
+	// notified is the assignment whose ownership changes have been
+	// reported; only the Start goroutine uses it.
+	notified *assignment
 }
 
 var _ Ownership = (*Assigner)(nil)
@@ -100,7 +103,8 @@ func NewAssigner(opts AssignerOptions) (*Assigner, error) {
 		return nil, errors.New("invalid assigner options: ID, Cache, Namespace, RingName, Fencer, Keys and Notify are required")
 	}
 	a := &Assigner{opts: opts, wake: make(chan struct{}, 1)}
-	a.current.Store(&assignment{ring: ring.New(nil, opts.VirtualNodes), fenced: true})
+	a.notified = &assignment{ring: ring.New(nil, opts.VirtualNodes), fenced: true}
+	a.current.Store(a.notified)
 	return a, nil
 }
 
@@ -207,21 +211,30 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	now := a.opts.Clock.Now()
 	a.collectStale(ctx, leases.Items, now)
 	members, nextExpiry := membership.Live(leases.Items, now)
-	old := a.current.Load()
+	current := a.current.Load()
 	fenced := a.opts.Fencer.Fenced()
-	if fenced == old.fenced && slices.Equal(members, old.ring.Members()) {
-		return nextExpiry, nil
+	next := current
+	if fenced != current.fenced || !slices.Equal(members, current.ring.Members()) {
+		next = &assignment{ring: current.ring, fenced: fenced}
+		if !slices.Equal(members, current.ring.Members()) {
+			next.ring = ring.New(members, a.opts.VirtualNodes)
+		}
+		// Publish before listing the checkers: a checker created from now
+		// on is reconciled under the new assignment, and one created
+		// before is in the list below. Either way none is missed.
+		a.current.Store(next)
 	}
-	next := &assignment{ring: old.ring, fenced: fenced}
-	if !slices.Equal(members, old.ring.Members()) {
-		next.ring = ring.New(members, a.opts.VirtualNodes)
+	if next == a.notified {
+		return nextExpiry, nil
 	}
 
 	keys, err := a.opts.Keys(ctx)
 	if err != nil {
+		// a.notified stays behind: the next evaluation reports the changes.
 		return time.Time{}, fmt.Errorf("listing checkers: %w", err)
 	}
-	a.current.Store(next)
+	old := a.notified
+	a.notified = next
 	var gained, lost []types.NamespacedName
 	for _, key := range keys {
 		was, is := old.owns(a.opts.ID, key), next.owns(a.opts.ID, key)
@@ -232,7 +245,7 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 			lost = append(lost, key)
 		}
 	}
-	a.opts.Logger.Info("Ring changed", "members", members, "fenced", fenced, "gained", len(gained), "lost", len(lost), "checkers", len(keys))
+	a.opts.Logger.Info("Ring changed", "members", next.ring.Members(), "fenced", next.fenced, "gained", len(gained), "lost", len(lost), "checkers", len(keys))
 	// Lost first: stop probing what is no longer ours before taking more.
 	for _, key := range append(lost, gained...) {
 		a.opts.Notify(ctx, key)

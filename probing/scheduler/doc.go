@@ -24,9 +24,12 @@
 // current item in the heap.
 //
 // A new or changed check is first due after a random delay in
-// [0, min(InitialJitter, Interval)), so that many checks created at once
-// (operator start, kubectl apply of a large file) do not hit the network in
-// the same instant. After a probe dispatched at due time d, the next due time
+// [0, min(InitialJitter, Interval/4)), so that many checks created at once
+// (operator start, kubectl apply of a large file, a hand-over from another
+// replica) do not hit the network in the same instant. The quarter interval
+// bounds what the spread adds to a checker's longest gap between probes: a
+// checker handed over after a crash must be probed within interval + lease
+// duration + 2s. After a probe dispatched at due time d, the next due time
 // is d+Interval, which keeps the period free of drift however long probes
 // take. If the dispatch was so late (saturated pool) that d+Interval has
 // already passed, the next due time is re-anchored to now+Interval: the late

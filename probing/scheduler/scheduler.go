@@ -80,7 +80,7 @@ type Options struct {
 	Clock clock.WithTicker
 	// InitialJitter bounds the random delay before the first probe of a new
 	// or changed check: the delay is uniform in
-	// [0, min(InitialJitter, Interval)). Zero means DefaultInitialJitter; a
+	// [0, min(InitialJitter, Interval/4)). Zero means DefaultInitialJitter; a
 	// negative value disables the jitter (first probe at once).
 	InitialJitter time.Duration
 	// Ownership decides, right before each probe, whether this replica
@@ -332,7 +332,7 @@ func (s *Scheduler) drainWakeLocked() {
 
 // jitterLocked returns the delay before the first probe of a check.
 func (s *Scheduler) jitterLocked(interval time.Duration) time.Duration {
-	bound := min(s.jitter, interval)
+	bound := min(s.jitter, interval/4)
 	if bound <= 0 {
 		return 0
 	}

@@ -555,8 +555,8 @@ func TestInitialJitterSpreadsFirstProbes(t *testing.T) {
 			o.InitialJitter = time.Second
 			o.Rand = func(b int64) int64 { bound.Store(b); return b - 1 }
 		})
-		h.s.Upsert(checkN(0, 1, 300*time.Millisecond, "v1"))
-		assert.Equal(t, int64(300*time.Millisecond), bound.Load(), "jitter < min(InitialJitter, Interval)")
+		h.s.Upsert(checkN(0, 1, 1200*time.Millisecond, "v1"))
+		assert.Equal(t, int64(300*time.Millisecond), bound.Load(), "jitter < min(InitialJitter, Interval/4)")
 
 		h.start()
 		h.step(300*time.Millisecond - 2) // just before the due time
