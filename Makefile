@@ -92,7 +92,7 @@ test: $(KUBE_STAMP) $(ETCD_STAMP) generate manifests build ## Run every test: un
 
 .PHONY: unit
 unit: ## Run only the tests that need no control plane.
-	go test $(GO_TEST_FLAGS) ./probing/... ./sharding/...
+	go test $(GO_TEST_FLAGS) ./probing/... ./sharding/ring/... ./cmd/...
 
 .PHONY: e2e
 e2e: $(KUBE_STAMP) $(ETCD_STAMP) build ## Run only the end-to-end tests (the built manager against a local control plane).

@@ -13,13 +13,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing"
@@ -55,12 +53,10 @@ func runSuite(m *testing.M, cp *framework.ControlPlane) int {
 	}
 	defer dns.Close()
 
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		panic(err)
-	}
-	if err := webcheckerv1alpha1.AddToScheme(scheme); err != nil {
-		panic(err)
+	scheme, err := controllers.NewScheme()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -22,12 +22,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/sharding/membership"
 	"github.com/networkio/webchecker/sharding/ring"
@@ -243,9 +242,8 @@ func newShardingEnv(t *testing.T) *shardingEnv {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
-	scheme := runtime.NewScheme()
-	require.NoError(t, clientgoscheme.AddToScheme(scheme))
-	require.NoError(t, webcheckerv1alpha1.AddToScheme(scheme))
+	scheme, err := controllers.NewScheme()
+	require.NoError(t, err)
 	cfg := *cp.Config
 	cfg.QPS, cfg.Burst = 500, 1000 // 300 creations and frequent polls
 	c, err := client.NewWithWatch(&cfg, client.Options{Scheme: scheme})

@@ -156,11 +156,10 @@ func (a *Assigner) Start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("getting lease informer: %w", err)
 	}
-	poke := func(any) { a.Poke() }
 	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { poke(obj) },
-		UpdateFunc: func(_, obj any) { poke(obj) },
-		DeleteFunc: poke,
+		AddFunc:    func(any) { a.Poke() },
+		UpdateFunc: func(_, _ any) { a.Poke() },
+		DeleteFunc: func(any) { a.Poke() },
 	})
 	if err != nil {
 		return fmt.Errorf("watching leases: %w", err)

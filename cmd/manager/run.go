@@ -4,13 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/probing"
 )
@@ -25,12 +22,9 @@ func run(ctx context.Context, opts options) error {
 	}
 	log := ctrl.Log.WithName("setup")
 
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		return fmt.Errorf("building scheme: %w", err)
-	}
-	if err := webcheckerv1alpha1.AddToScheme(scheme); err != nil {
-		return fmt.Errorf("building scheme: %w", err)
+	scheme, err := controllers.NewScheme()
+	if err != nil {
+		return err
 	}
 
 	cfg, err := ctrl.GetConfig()

@@ -125,12 +125,12 @@ func run(ctx context.Context, binDir string, replicas int) (err error) {
 		}()
 	}
 
-	fmt.Printf("\nmanager logs: %s\nkubeconfig:   export KUBECONFIG=%s  (kubectl: %s)\n", logFile.Name(), cp.KubeconfigPath, filepath.Join(root, "bin", "k8s", "kubectl"))
-	fmt.Printf("Watching `kubectl get webcheckers -o wide --watch`; press Ctrl-C to stop.\n\n")
 	kubectl, err := framework.KubectlPath()
 	if err != nil {
 		return err
 	}
+	fmt.Printf("\nmanager logs: %s\nkubeconfig:   export KUBECONFIG=%s  (kubectl: %s)\n", logFile.Name(), cp.KubeconfigPath, kubectl)
+	fmt.Printf("Watching `kubectl get webcheckers -o wide --watch`; press Ctrl-C to stop.\n\n")
 	watch := exec.CommandContext(ctx, kubectl, "--kubeconfig="+cp.KubeconfigPath, "get", "webcheckers", "-o", "wide", "--watch")
 	watch.Stdout, watch.Stderr = os.Stdout, os.Stderr
 	watch.Cancel = func() error { return watch.Process.Signal(syscall.SIGTERM) }

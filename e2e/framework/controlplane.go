@@ -35,6 +35,19 @@ func isProjectModule(gomod []byte) bool {
 	return len(gomod) >= len(want) && string(gomod[:len(want)]) == want
 }
 
+// toolsDir is where the control-plane binaries are: $KUBEBUILDER_ASSETS,
+// else <repo>/bin/k8s (built by the Makefile).
+func toolsDir() (string, error) {
+	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
+		return dir, nil
+	}
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "bin", "k8s"), nil
+}
+
 // ControlPlane is a running kube-apiserver and etcd with the WebChecker CRD
 // installed.
 type ControlPlane struct {
@@ -56,9 +69,9 @@ func StartControlPlane() (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
-	assets := os.Getenv("KUBEBUILDER_ASSETS")
-	if assets == "" {
-		assets = filepath.Join(root, "bin", "k8s")
+	assets, err := toolsDir()
+	if err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(filepath.Join(assets, "kube-apiserver")); err != nil {
 		return nil, fmt.Errorf("no kube-apiserver in %s: run `make tools` (or `make test`) first: %w", assets, err)

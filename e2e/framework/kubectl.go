@@ -12,13 +12,9 @@ import (
 // KubectlPath returns the kubectl built by `make tools`, found beside
 // kube-apiserver.
 func KubectlPath() (string, error) {
-	dir := os.Getenv("KUBEBUILDER_ASSETS")
-	if dir == "" {
-		root, err := RepoRoot()
-		if err != nil {
-			return "", err
-		}
-		dir = filepath.Join(root, "bin", "k8s")
+	dir, err := toolsDir()
+	if err != nil {
+		return "", err
 	}
 	bin := filepath.Join(dir, "kubectl")
 	if _, err := os.Stat(bin); err != nil {
