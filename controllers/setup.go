@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
@@ -13,8 +14,10 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 	"github.com/networkio/webchecker/sharding"
@@ -44,6 +47,10 @@ type ReplicaOptions struct {
 	Clock clock.WithTickerAndDelayedExecution
 	// Logger is the parent logger of every component.
 	Logger logr.Logger
+	// Registerer receives the replica's metrics. Nil means
+	// controller-runtime's metrics.Registry, which the manager serves; a
+	// process that runs several replicas (tests) gives each its own.
+	Registerer prometheus.Registerer
 }
 
 // CacheOptions restricts the manager's cache to what a replica needs: the
@@ -59,6 +66,7 @@ type Replica struct {
 	Scheduler *scheduler.Scheduler
 	Heartbeat *membership.Heartbeat
 	Assigner  *sharding.Assigner
+	Metrics   *metrics.Metrics
 }
 
 // Setup wires one replica into mgr: the Lease heartbeat, the ring assigner,
@@ -72,8 +80,11 @@ func Setup(mgr ctrl.Manager, opts ReplicaOptions) (*Replica, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating lease client: %w", err)
 	}
+	if opts.Registerer == nil {
+		opts.Registerer = ctrlmetrics.Registry
+	}
 	trigger := NewTrigger(0)
-	r := &Replica{}
+	r := &Replica{Metrics: metrics.New()}
 	r.Heartbeat, err = membership.NewHeartbeat(membership.HeartbeatOptions{
 		Client:        clientset.CoordinationV1(),
 		Namespace:     opts.LeaseNamespace,
@@ -113,10 +124,14 @@ func Setup(mgr ctrl.Manager, opts ReplicaOptions) (*Replica, error) {
 		Clock:         opts.Clock,
 		Ownership:     r.Assigner,
 		Notify:        trigger.Notify,
+		Observer:      r.Metrics,
 		Logger:        opts.Logger.WithName("scheduler"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating scheduler: %w", err)
+	}
+	if err := r.Metrics.Register(opts.Registerer, r.Scheduler, r.Assigner); err != nil {
+		return nil, err
 	}
 	for _, runnable := range []interface {
 		Start(context.Context) error
@@ -126,7 +141,7 @@ func Setup(mgr ctrl.Manager, opts ReplicaOptions) (*Replica, error) {
 			return nil, fmt.Errorf("adding runnable: %w", err)
 		}
 	}
-	reconciler := &WebCheckerReconciler{Scheduler: r.Scheduler, Ownership: r.Assigner, Trigger: trigger}
+	reconciler := &WebCheckerReconciler{Scheduler: r.Scheduler, Ownership: r.Assigner, Trigger: trigger, Metrics: r.Metrics}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up webchecker controller: %w", err)
 	}

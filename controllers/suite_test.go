@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"github.com/prometheus/client_golang/prometheus"
 	"net"
 	"os"
 	"testing"
@@ -37,6 +38,8 @@ var (
 	// dns is the loopback resolver the prober uses: it knows only the names
 	// the tests register, so no query ever leaves the machine.
 	dns *probetest.DNSServer
+	// testRegistry holds the metrics of the manager the tests run.
+	testRegistry = prometheus.NewRegistry()
 )
 
 func TestMain(m *testing.M) {
@@ -99,6 +102,7 @@ func startManager(ctx context.Context, cp *framework.ControlPlane, scheme *runti
 		LeaseNamespace: testLeaseNamespace,
 		RingName:       testRing,
 		Logger:         ctrl.Log,
+		Registerer:     testRegistry,
 	}); err != nil {
 		return nil, err
 	}

@@ -24,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 	"github.com/networkio/webchecker/sharding"
@@ -76,6 +77,13 @@ type WebCheckerReconciler struct {
 	Trigger Trigger
 	// Clock stamps the Pending condition. Nil means the real clock.
 	Clock clock.PassiveClock
+	// Metrics counts status writes. Nil means no metrics.
+	Metrics StatusWriteRecorder
+}
+
+// StatusWriteRecorder counts status patches by result (a *metrics.Metrics).
+type StatusWriteRecorder interface {
+	StatusWritten(metrics.WriteResult)
 }
 
 func (r *WebCheckerReconciler) now() time.Time {
@@ -207,7 +215,9 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 	// object changed since we read it: a status is never overwritten
 	// blindly, and the retry starts from a fresh read.
 	patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
-	if err := r.Client.Status().Patch(ctx, wc, patch); err != nil {
+	err := r.Client.Status().Patch(ctx, wc, patch)
+	r.countWrite(err)
+	if err != nil {
 		return fmt.Errorf("patching WebChecker status: %w", err)
 	}
 	logf.FromContext(ctx).V(1).Info("Status updated", "ready", readyStatus(desired.Conditions), "httpStatusCode", desired.HTTPStatusCode)
@@ -216,6 +226,21 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 		r.recordTransition(wc, latest.Result)
 	}
 	return nil
+}
+
+// countWrite counts a status patch that returned err.
+func (r *WebCheckerReconciler) countWrite(err error) {
+	if r.Metrics == nil {
+		return
+	}
+	switch {
+	case err == nil:
+		r.Metrics.StatusWritten(metrics.WriteSucceeded)
+	case apierrors.IsConflict(err):
+		r.Metrics.StatusWritten(metrics.WriteConflict)
+	default:
+		r.Metrics.StatusWritten(metrics.WriteFailed)
+	}
 }
 
 func (r *WebCheckerReconciler) recordTransition(wc *webcheckerv1alpha1.WebChecker, result probing.Result) {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -154,10 +155,15 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // expires before t.Timeout (the caller gave up, rather than the probe
 // timing out), the result has ReasonTimeout and a message that says the
 // probe was cancelled; callers that cancel usually discard it anyway.
+//
+// Result.Phases has the duration of every phase the exchange went through
+// (see PhaseTimings).
 func (p *HTTPProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
-	res := p.probe(ctx, t)
+	tracer := newPhaseTracer()
+	res := p.probe(httptrace.WithClientTrace(ctx, tracer.clientTrace()), t)
 	res.Duration = time.Since(start)
+	res.Phases = tracer.finish()
 	return res
 }
 

@@ -51,6 +51,10 @@ type Result struct {
 	StatusCode int
 	// Duration is how long the probe took, end to end.
 	Duration time.Duration
+	// Phases is how long each phase of the HTTP exchange took; phases that
+	// did not happen are absent. Nil when the prober does not measure
+	// phases. Like Duration, it is not part of the outcome (SameOutcome).
+	Phases PhaseTimings
 }
 
 // SameOutcome reports whether r and o describe the same observable outcome,

@@ -79,6 +79,8 @@ type Assigner struct {
 	opts    AssignerOptions
 	current atomic.Pointer[assignment]
 	wake    chan struct{}
+	// rebalances counts the ring's membership changes.
+	rebalances atomic.Uint64
 	// notified is the assignment whose ownership changes have been
 	// reported; only the Start goroutine uses it.
 	notified *assignment
@@ -129,6 +131,10 @@ func (a *Assigner) Owns(key types.NamespacedName) bool {
 
 // Members returns the live members of the current ring.
 func (a *Assigner) Members() []string { return a.current.Load().ring.Members() }
+
+// Rebalances returns how many times the ring's membership changed since the
+// Assigner started: every change moves checkers between replicas.
+func (a *Assigner) Rebalances() uint64 { return a.rebalances.Load() }
 
 // NeedLeaderElection returns false: every replica computes its own view.
 func (a *Assigner) NeedLeaderElection() bool { return false }
@@ -217,6 +223,7 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 		next = &assignment{ring: current.ring, fenced: fenced}
 		if !slices.Equal(members, current.ring.Members()) {
 			next.ring = ring.New(members, a.opts.VirtualNodes)
+			a.rebalances.Add(1)
 		}
 		// Publish before listing the checkers: a checker created from now
 		// on is reconciled under the new assignment, and one created

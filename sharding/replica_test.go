@@ -2,6 +2,7 @@ package sharding_test
 
 import (
 	"context"
+	"github.com/prometheus/client_golang/prometheus"
 	"net"
 	"net/url"
 	"os"
@@ -62,6 +63,9 @@ func startReplica(t *testing.T, cfg *rest.Config, opts controllers.ReplicaOption
 	})
 	require.NoError(t, err)
 	opts.Logger = ctrl.Log.WithName(opts.ShardID)
+	if opts.Registerer == nil {
+		opts.Registerer = prometheus.NewRegistry() // one per replica
+	}
 	replica, err := controllers.Setup(mgr, opts)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

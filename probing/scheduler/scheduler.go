@@ -97,10 +97,44 @@ type Options struct {
 	// Logger receives structured logs; per-probe messages are at V(1). The
 	// zero value discards everything.
 	Logger logr.Logger
+	// Observer is told when probes start and finish, for metrics. Nil means
+	// none.
+	Observer Observer
 	// Rand returns a uniform random number in [0, n) for n > 0; it is used
 	// for the initial jitter. It is called with the scheduler lock held and
 	// must not block. Nil means math/rand/v2.Int64N.
 	Rand func(n int64) int64
+}
+
+// Observer is told about the probes a Scheduler runs. Its methods are
+// called on the worker goroutines without any scheduler lock held; they
+// must be fast and safe for concurrent use.
+type Observer interface {
+	// ProbeStarted is called right before a probe starts, lag after the
+	// time it was due (never negative).
+	ProbeStarted(key types.NamespacedName, lag time.Duration)
+	// ProbeFinished is called with the result of every probe whose Outcome
+	// was stored: not for probes cancelled by Remove, by a change of the
+	// check or by shutdown.
+	ProbeFinished(key types.NamespacedName, res probing.Result)
+}
+
+// ProbeCounts counts the stored outcomes of a check, by success.
+type ProbeCounts struct {
+	Successes, Failures uint64
+}
+
+// CheckState is what a Scheduler knows of one check at a moment: see
+// Scheduler.Snapshot.
+type CheckState struct {
+	// Key identifies the checker object.
+	Key types.NamespacedName
+	// Outcome is the latest stored outcome; valid only when HasOutcome.
+	Outcome    Outcome
+	HasOutcome bool
+	// Counts counts the outcomes stored since the check was added; they
+	// survive changes of the check (Upsert) but not Remove.
+	Counts ProbeCounts
 }
 
 // Scheduler probes a changing set of checks, each once per interval, on a
@@ -113,6 +147,7 @@ type Scheduler struct {
 	jitter    time.Duration // <= 0: no jitter
 	ownership sharding.Ownership
 	notify    func(ctx context.Context, key types.NamespacedName)
+	observer  Observer
 	log       logr.Logger
 	rand      func(n int64) int64
 
@@ -138,6 +173,8 @@ type entry struct {
 	parked     bool
 	outcome    Outcome
 	hasOutcome bool
+	// counts is carried over from the entry this one replaced.
+	counts ProbeCounts
 }
 
 // flight is a probe in flight.
@@ -201,6 +238,7 @@ func New(opts Options) (*Scheduler, error) {
 		jitter:    opts.InitialJitter,
 		ownership: opts.Ownership,
 		notify:    opts.Notify,
+		observer:  opts.Observer,
 		log:       opts.Logger,
 		rand:      opts.Rand,
 		sem:       semaphore.NewWeighted(int64(opts.Workers)),
@@ -232,6 +270,9 @@ func (s *Scheduler) Upsert(c Check) {
 	}
 	s.lastRev++
 	e := &entry{check: c, interval: interval, rev: s.lastRev}
+	if exists {
+		e.counts = old.counts
+	}
 	s.checks[c.Key] = e
 	due := s.clock.Now().Add(s.jitterLocked(interval))
 	earlier := len(s.queue) == 0 || due.Before(s.queue[0].due)
@@ -276,6 +317,25 @@ func (s *Scheduler) Latest(key types.NamespacedName) (Outcome, bool) {
 		return Outcome{}, false
 	}
 	return e.outcome, true
+}
+
+// Snapshot returns the state of every known check, in no particular order.
+// It copies under the lock and is meant for metrics scrapes.
+func (s *Scheduler) Snapshot() []CheckState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	states := make([]CheckState, 0, len(s.checks))
+	for key, e := range s.checks {
+		states = append(states, CheckState{Key: key, Outcome: e.outcome, HasOutcome: e.hasOutcome, Counts: e.counts})
+	}
+	return states
+}
+
+// InFlight returns the number of probes running now.
+func (s *Scheduler) InFlight() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.flights)
 }
 
 // Len returns the number of known checks.
@@ -517,6 +577,9 @@ func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 	defer p.flight.cancel()
 	key := p.check.Key
 	s.log.V(1).Info("Probing", "checker", key, "generation", p.check.Generation, "due", p.due)
+	if s.observer != nil {
+		s.observer.ProbeStarted(key, max(s.clock.Since(p.due), 0))
+	}
 
 	res := s.prober.Probe(p.ctx, p.check.Target)
 
@@ -535,6 +598,11 @@ func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 		if p.ctx.Err() == nil { // not cancelled by shutdown
 			changed = out.changedFrom(e.outcome, e.hasOutcome)
 			e.outcome, e.hasOutcome = out, true
+			if res.Success {
+				e.counts.Successes++
+			} else {
+				e.counts.Failures++
+			}
 			stored = true
 		}
 	case e.parked:
@@ -548,6 +616,9 @@ func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 	s.log.V(1).Info("Probe finished", "checker", key, "generation", out.Generation,
 		"success", res.Success, "reason", res.Reason, "statusCode", res.StatusCode, "duration", res.Duration,
 		"stored", stored, "changed", changed)
+	if stored && s.observer != nil {
+		s.observer.ProbeFinished(key, res)
+	}
 	if changed && s.notify != nil {
 		s.notify(ctx, key)
 	}

@@ -1,0 +1,171 @@
+package metrics
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/scheduler"
+)
+
+// Namespace prefixes every metric name.
+const Namespace = "webchecker"
+
+// Label values of the result label of webchecker_probes_total and
+// webchecker_probe_latency_seconds.
+const (
+	ResultSuccess = "success"
+	ResultFailure = "failure"
+)
+
+// WriteResult is the result label of webchecker_status_writes_total.
+type WriteResult string
+
+const (
+	// WriteSucceeded: the status patch was accepted.
+	WriteSucceeded WriteResult = "success"
+	// WriteConflict: the patch lost an optimistic-concurrency race and is
+	// retried after re-reading the object.
+	WriteConflict WriteResult = "conflict"
+	// WriteFailed: any other error.
+	WriteFailed WriteResult = "error"
+)
+
+// latencyBuckets cover probes from sub-millisecond loopback answers to
+// the longest timeouts people set (a minute).
+var latencyBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// lagBuckets cover a healthy scheduler (well under 10ms late) up to one
+// that is badly overloaded.
+var lagBuckets = []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30}
+
+// Metrics keeps the operator's metrics. It is the scheduler's Observer and
+// counts status writes. Its methods are safe for concurrent use.
+type Metrics struct {
+	probeLatency *prometheus.HistogramVec
+	probePhase   *prometheus.HistogramVec
+	schedulerLag prometheus.Histogram
+	statusWrites *prometheus.CounterVec
+}
+
+var _ scheduler.Observer = (*Metrics)(nil)
+
+// New returns Metrics with every labelled series initialised to zero, so
+// that rates and alerts work before the first event.
+func New() *Metrics {
+	m := &Metrics{
+		probeLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace,
+			Name:      "probe_latency_seconds",
+			Help:      "Duration of probes, end to end, of all checkers this replica probed, by result (success or failure).",
+			Buckets:   latencyBuckets,
+		}, []string{"result"}),
+		probePhase: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: Namespace,
+			Name:      "probe_phase_seconds",
+			Help:      "Duration of the phases of HTTP probes (dns, connect, tls, processing, transfer), of all checkers this replica probed; a phase a probe did not go through (no DNS for an IP address, no connect on a reused connection, no TLS for http) is not observed.",
+			Buckets:   latencyBuckets,
+		}, []string{"phase"}),
+		schedulerLag: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Namespace: Namespace,
+			Name:      "scheduler_lag_seconds",
+			Help:      "How late probes started against the time they were due; it grows when every probe worker is busy.",
+			Buckets:   lagBuckets,
+		}),
+		statusWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: Namespace,
+			Name:      "status_writes_total",
+			Help:      "WebChecker status patches sent to the API server, by result (success, conflict, error).",
+		}, []string{"result"}),
+	}
+	for _, r := range []string{ResultSuccess, ResultFailure} {
+		m.probeLatency.WithLabelValues(r)
+	}
+	for _, p := range probing.Phases {
+		m.probePhase.WithLabelValues(string(p))
+	}
+	for _, r := range []WriteResult{WriteSucceeded, WriteConflict, WriteFailed} {
+		m.statusWrites.WithLabelValues(string(r))
+	}
+	return m
+}
+
+// ProbeStarted observes the scheduler lag.
+func (m *Metrics) ProbeStarted(_ types.NamespacedName, lag time.Duration) {
+	m.schedulerLag.Observe(lag.Seconds())
+}
+
+// ProbeFinished observes the probe's latency and phases.
+func (m *Metrics) ProbeFinished(_ types.NamespacedName, res probing.Result) {
+	m.probeLatency.WithLabelValues(resultLabel(res.Success)).Observe(res.Duration.Seconds())
+	for phase, d := range res.Phases {
+		m.probePhase.WithLabelValues(string(phase)).Observe(d.Seconds())
+	}
+}
+
+// StatusWritten counts one status patch.
+func (m *Metrics) StatusWritten(r WriteResult) {
+	m.statusWrites.WithLabelValues(string(r)).Inc()
+}
+
+func resultLabel(success bool) string {
+	if success {
+		return ResultSuccess
+	}
+	return ResultFailure
+}
+
+// CheckSource is what the metrics read of the probe scheduler at scrape
+// time.
+type CheckSource interface {
+	Snapshot() []scheduler.CheckState
+	InFlight() int
+}
+
+// ShardSource is what the metrics read of the replica's shard at scrape
+// time (a sharding.Assigner).
+type ShardSource interface {
+	// Owns reports whether this replica owns the checker now.
+	Owns(key types.NamespacedName) bool
+	// Members returns the live members of the ring.
+	Members() []string
+	// Rebalances counts the ring's membership changes.
+	Rebalances() uint64
+}
+
+// Register registers m, and the metrics read at scrape time from checks
+// and shard, on reg.
+func (m *Metrics) Register(reg prometheus.Registerer, checks CheckSource, shard ShardSource) error {
+	if checks == nil || shard == nil {
+		return errors.New("registering metrics: a check source and a shard source are required")
+	}
+	collectors := []prometheus.Collector{
+		m.probeLatency, m.probePhase, m.schedulerLag, m.statusWrites,
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: Namespace,
+			Name:      "scheduler_inflight",
+			Help:      "Probes running now.",
+		}, func() float64 { return float64(checks.InFlight()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: Namespace,
+			Name:      "shard_members",
+			Help:      "Live replicas on the consistent-hash ring, as this replica sees it.",
+		}, func() float64 { return float64(len(shard.Members())) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: Namespace,
+			Name:      "shard_rebalances_total",
+			Help:      "Changes of the ring's membership seen by this replica; each one moves checkers between replicas.",
+		}, func() float64 { return float64(shard.Rebalances()) }),
+		newCheckerCollector(checks, shard),
+	}
+	for _, c := range collectors {
+		if err := reg.Register(c); err != nil {
+			return fmt.Errorf("registering metrics: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,261 @@
+package metrics_test
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/networkio/webchecker/controllers/metrics"
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/scheduler"
+)
+
+// fakeSources stands in for the scheduler and the assigner: both are this
+// project's own code, tested on their own.
+type fakeSources struct {
+	mu         sync.Mutex
+	states     []scheduler.CheckState
+	inFlight   int
+	owned      map[types.NamespacedName]bool
+	members    []string
+	rebalances uint64
+}
+
+func (f *fakeSources) Snapshot() []scheduler.CheckState {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]scheduler.CheckState(nil), f.states...)
+}
+
+func (f *fakeSources) InFlight() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.inFlight
+}
+
+func (f *fakeSources) Owns(key types.NamespacedName) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.owned[key]
+}
+
+func (f *fakeSources) Members() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.members
+}
+
+func (f *fakeSources) Rebalances() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.rebalances
+}
+
+func (f *fakeSources) set(change func(f *fakeSources)) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	change(f)
+}
+
+var (
+	keyA = types.NamespacedName{Namespace: "shop", Name: "payments"}
+	keyB = types.NamespacedName{Namespace: "shop", Name: "search"}
+	keyC = types.NamespacedName{Namespace: "ops", Name: "not-yet-probed"}
+	// finished is when the latest probes finished: 1767268800.5 seconds.
+	finished = time.Date(2026, 1, 1, 12, 0, 0, 500_000_000, time.UTC)
+)
+
+func state(key types.NamespacedName, res probing.Result, successes, failures uint64) scheduler.CheckState {
+	return scheduler.CheckState{
+		Key:        key,
+		Outcome:    scheduler.Outcome{Key: key, Generation: 1, Result: res, Time: finished},
+		HasOutcome: true,
+		Counts:     scheduler.ProbeCounts{Successes: successes, Failures: failures},
+	}
+}
+
+func newRegistered(t *testing.T) (*metrics.Metrics, *fakeSources, *prometheus.Registry) {
+	t.Helper()
+	src := &fakeSources{
+		states: []scheduler.CheckState{
+			state(keyA, probing.Result{Success: true, Reason: probing.ReasonSucceeded, StatusCode: 200, Duration: 250 * time.Millisecond}, 7, 1),
+			state(keyB, probing.Result{Reason: probing.ReasonConnectionFailed, Duration: 2 * time.Second}, 0, 3),
+			{Key: keyC},
+		},
+		inFlight:   2,
+		owned:      map[types.NamespacedName]bool{keyA: true, keyB: true, keyC: true},
+		members:    []string{"a", "b", "c"},
+		rebalances: 4,
+	}
+	m := metrics.New()
+	reg := prometheus.NewPedanticRegistry()
+	require.NoError(t, m.Register(reg, src, src))
+	return m, src, reg
+}
+
+const checkerHeader = `
+# HELP webchecker_probe_success Whether the latest probe of the checker succeeded (1) or failed (0). Exported only by the replica that owns the checker, once it has probed it.
+# TYPE webchecker_probe_success gauge
+`
+
+func TestCheckerMetrics(t *testing.T) {
+	_, src, reg := newRegistered(t)
+
+	want := `
+# HELP webchecker_probe_duration_seconds Duration of the latest probe of the checker, end to end.
+# TYPE webchecker_probe_duration_seconds gauge
+webchecker_probe_duration_seconds{name="payments",namespace="shop"} 0.25
+webchecker_probe_duration_seconds{name="search",namespace="shop"} 2
+# HELP webchecker_probe_http_status_code HTTP status code of the latest probe of the checker's final response; 0 when no response was received.
+# TYPE webchecker_probe_http_status_code gauge
+webchecker_probe_http_status_code{name="payments",namespace="shop"} 200
+webchecker_probe_http_status_code{name="search",namespace="shop"} 0
+# HELP webchecker_probe_last_run_timestamp_seconds Unix time at which the latest probe of the checker finished.
+# TYPE webchecker_probe_last_run_timestamp_seconds gauge
+webchecker_probe_last_run_timestamp_seconds{name="payments",namespace="shop"} 1.7672688005e+09
+webchecker_probe_last_run_timestamp_seconds{name="search",namespace="shop"} 1.7672688005e+09
+` + checkerHeader + `webchecker_probe_success{name="payments",namespace="shop"} 1
+webchecker_probe_success{name="search",namespace="shop"} 0
+# HELP webchecker_probes_total Probes of the checker by this replica since it took the checker over, by result (success or failure).
+# TYPE webchecker_probes_total counter
+webchecker_probes_total{name="payments",namespace="shop",result="failure"} 1
+webchecker_probes_total{name="payments",namespace="shop",result="success"} 7
+webchecker_probes_total{name="search",namespace="shop",result="failure"} 3
+webchecker_probes_total{name="search",namespace="shop",result="success"} 0
+# HELP webchecker_shard_owned_checkers WebCheckers this replica owns and schedules probes for.
+# TYPE webchecker_shard_owned_checkers gauge
+webchecker_shard_owned_checkers 3
+# HELP webchecker_shard_members Live replicas on the consistent-hash ring, as this replica sees it.
+# TYPE webchecker_shard_members gauge
+webchecker_shard_members 3
+# HELP webchecker_shard_rebalances_total Changes of the ring's membership seen by this replica; each one moves checkers between replicas.
+# TYPE webchecker_shard_rebalances_total counter
+webchecker_shard_rebalances_total 4
+# HELP webchecker_scheduler_inflight Probes running now.
+# TYPE webchecker_scheduler_inflight gauge
+webchecker_scheduler_inflight 2
+`
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want),
+		"webchecker_probe_duration_seconds", "webchecker_probe_http_status_code", "webchecker_probe_last_run_timestamp_seconds",
+		"webchecker_probe_success", "webchecker_probes_total", "webchecker_shard_owned_checkers",
+		"webchecker_shard_members", "webchecker_shard_rebalances_total", "webchecker_scheduler_inflight"))
+
+	// The series of a checker follow its ownership and its presence in the
+	// scheduler at every scrape: nothing lingers.
+	tests := map[string]struct {
+		change func(f *fakeSources)
+		want   string
+	}{
+		"lost to another replica": {
+			change: func(f *fakeSources) { f.owned[keyB] = false },
+			want:   checkerHeader + `webchecker_probe_success{name="payments",namespace="shop"} 1` + "\n",
+		},
+		"deleted (removed from the scheduler)": {
+			change: func(f *fakeSources) { f.states = f.states[:1] },
+			want:   checkerHeader + `webchecker_probe_success{name="payments",namespace="shop"} 1` + "\n",
+		},
+		"fenced: owns nothing": {
+			change: func(f *fakeSources) { clear(f.owned) },
+			want:   "",
+		},
+		"taken back": {
+			change: func(f *fakeSources) { f.owned[keyB] = true },
+			want:   checkerHeader + `webchecker_probe_success{name="payments",namespace="shop"} 1` + "\n" + `webchecker_probe_success{name="search",namespace="shop"} 0` + "\n",
+		},
+	}
+	for _, name := range []string{"lost to another replica", "taken back", "deleted (removed from the scheduler)", "fenced: owns nothing"} {
+		tc := tests[name]
+		t.Run(name, func(t *testing.T) {
+			src.set(tc.change)
+			assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(tc.want), "webchecker_probe_success"))
+		})
+	}
+	assert.Equal(t, 0, testutil.CollectAndCount(reg, "webchecker_probes_total", "webchecker_probe_duration_seconds"), "every per-checker series is gone")
+	owned, err := testutil.GatherAndCount(reg, "webchecker_shard_owned_checkers")
+	require.NoError(t, err)
+	assert.Equal(t, 1, owned, "the owned-checkers gauge is always exported")
+}
+
+func TestObservedMetrics(t *testing.T) {
+	m, _, reg := newRegistered(t)
+
+	m.ProbeStarted(keyA, 3*time.Millisecond)
+	m.ProbeStarted(keyA, 2*time.Second)
+	m.ProbeFinished(keyA, probing.Result{Success: true, Duration: 30 * time.Millisecond, Phases: probing.PhaseTimings{
+		probing.PhaseDNS: time.Millisecond, probing.PhaseConnect: 2 * time.Millisecond, probing.PhaseProcessing: 20 * time.Millisecond, probing.PhaseTransfer: 4 * time.Millisecond,
+	}})
+	m.ProbeFinished(keyB, probing.Result{Duration: 5 * time.Second, Phases: probing.PhaseTimings{probing.PhaseConnect: 5 * time.Second}})
+	m.StatusWritten(metrics.WriteSucceeded)
+	m.StatusWritten(metrics.WriteSucceeded)
+	m.StatusWritten(metrics.WriteConflict)
+
+	tests := map[string]struct {
+		metric string
+		labels []string
+		count  uint64
+		sum    float64
+	}{
+		"latency of successes": {metric: "webchecker_probe_latency_seconds", labels: []string{"result", "success"}, count: 1, sum: 0.03},
+		"latency of failures":  {metric: "webchecker_probe_latency_seconds", labels: []string{"result", "failure"}, count: 1, sum: 5},
+		"dns phase":            {metric: "webchecker_probe_phase_seconds", labels: []string{"phase", "dns"}, count: 1, sum: 0.001},
+		"connect phase":        {metric: "webchecker_probe_phase_seconds", labels: []string{"phase", "connect"}, count: 2, sum: 5.002},
+		"tls phase: none":      {metric: "webchecker_probe_phase_seconds", labels: []string{"phase", "tls"}, count: 0, sum: 0},
+		"scheduler lag":        {metric: "webchecker_scheduler_lag_seconds", count: 2, sum: 2.003},
+	}
+	families, err := reg.Gather()
+	require.NoError(t, err)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var found bool
+			for _, f := range families {
+				if f.GetName() != tc.metric {
+					continue
+				}
+				for _, metric := range f.GetMetric() {
+					if len(tc.labels) > 0 && (len(metric.GetLabel()) != 1 || metric.GetLabel()[0].GetName() != tc.labels[0] || metric.GetLabel()[0].GetValue() != tc.labels[1]) {
+						continue
+					}
+					found = true
+					assert.Equal(t, tc.count, metric.GetHistogram().GetSampleCount())
+					assert.InDelta(t, tc.sum, metric.GetHistogram().GetSampleSum(), 1e-9)
+				}
+			}
+			assert.True(t, found, "series missing: every label value is initialised")
+		})
+	}
+
+	want := `
+# HELP webchecker_status_writes_total WebChecker status patches sent to the API server, by result (success, conflict, error).
+# TYPE webchecker_status_writes_total counter
+webchecker_status_writes_total{result="conflict"} 1
+webchecker_status_writes_total{result="error"} 0
+webchecker_status_writes_total{result="success"} 2
+`
+	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "webchecker_status_writes_total"))
+}
+
+// TestMetricNamesLint runs client_golang's port of promtool's linter over
+// every metric, with data in every family.
+func TestMetricNamesLint(t *testing.T) {
+	m, _, reg := newRegistered(t)
+	m.ProbeStarted(keyA, time.Millisecond)
+	m.ProbeFinished(keyA, probing.Result{Success: true, Duration: time.Millisecond})
+	problems, err := testutil.GatherAndLint(reg)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+}
+
+func TestRegisterTwiceFails(t *testing.T) {
+	_, src, reg := newRegistered(t)
+	err := metrics.New().Register(reg, src, src)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "registering metrics")
+	assert.Error(t, metrics.New().Register(prometheus.NewRegistry(), nil, src))
+}

@@ -1,0 +1,128 @@
+package probing
+
+import (
+	"crypto/tls"
+	"net/http/httptrace"
+	"sync"
+	"time"
+)
+
+// Phase is one step of an HTTP probe, as measured with net/http/httptrace.
+// The names follow the blackbox exporter's probe_http_duration_seconds.
+type Phase string
+
+const (
+	// PhaseDNS is the host name lookup.
+	PhaseDNS Phase = "dns"
+	// PhaseConnect is the TCP connection set-up.
+	PhaseConnect Phase = "connect"
+	// PhaseTLS is the TLS handshake.
+	PhaseTLS Phase = "tls"
+	// PhaseProcessing is from the request written to the first response
+	// byte: the server's think time plus one round trip.
+	PhaseProcessing Phase = "processing"
+	// PhaseTransfer is from the first response byte to the end of the part
+	// of the body that is read.
+	PhaseTransfer Phase = "transfer"
+)
+
+// Phases lists every Phase in the order a request goes through them.
+var Phases = []Phase{PhaseDNS, PhaseConnect, PhaseTLS, PhaseProcessing, PhaseTransfer}
+
+// PhaseTimings holds how long each phase of a probe took, summed over the
+// requests of a redirect chain. A phase that did not happen is absent: no
+// DNS for an IP literal, no connect, DNS or TLS on a reused keep-alive
+// connection, no TLS for http.
+type PhaseTimings map[Phase]time.Duration
+
+// phaseTracer measures the phases of one probe. Its callbacks may run on
+// the transport's goroutines (a dial can go on after the request failed),
+// so every field is guarded by mu.
+type phaseTracer struct {
+	mu      sync.Mutex
+	timings PhaseTimings
+	// Start times of the phases in progress (zero when none).
+	dnsStart, connectStart, tlsStart, wroteRequest, firstByte time.Time
+	// done is set by finish: later callbacks of abandoned dials are ignored.
+	done bool
+}
+
+func newPhaseTracer() *phaseTracer {
+	return &phaseTracer{timings: PhaseTimings{}}
+}
+
+// clientTrace returns the hooks that feed t.
+func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		DNSStart: func(httptrace.DNSStartInfo) { t.start(&t.dnsStart) },
+		DNSDone:  func(httptrace.DNSDoneInfo) { t.end(&t.dnsStart, PhaseDNS) },
+		// With several addresses a dialer may race connections (happy
+		// eyeballs): the phase runs from the first start to the first
+		// connection that succeeded.
+		ConnectStart: func(string, string) {
+			t.mu.Lock()
+			if t.connectStart.IsZero() {
+				t.connectStart = time.Now()
+			}
+			t.mu.Unlock()
+		},
+		ConnectDone: func(_, _ string, err error) {
+			if err == nil {
+				t.end(&t.connectStart, PhaseConnect)
+			}
+		},
+		TLSHandshakeStart: func() { t.start(&t.tlsStart) },
+		TLSHandshakeDone:  func(tls.ConnectionState, error) { t.end(&t.tlsStart, PhaseTLS) },
+		WroteRequest: func(httptrace.WroteRequestInfo) {
+			t.mu.Lock()
+			t.closeTransferLocked(time.Now()) // the previous hop of a redirect chain
+			t.wroteRequest = time.Now()
+			t.mu.Unlock()
+		},
+		GotFirstResponseByte: func() {
+			t.mu.Lock()
+			now := time.Now()
+			t.endLocked(&t.wroteRequest, PhaseProcessing, now)
+			t.firstByte = now
+			t.mu.Unlock()
+		},
+	}
+}
+
+func (t *phaseTracer) start(at *time.Time) {
+	t.mu.Lock()
+	*at = time.Now()
+	t.mu.Unlock()
+}
+
+func (t *phaseTracer) end(started *time.Time, p Phase) {
+	t.mu.Lock()
+	t.endLocked(started, p, time.Now())
+	t.mu.Unlock()
+}
+
+// endLocked adds the time since *started to phase p and clears *started. A
+// phase that was not started (or whose probe is finished) is ignored.
+func (t *phaseTracer) endLocked(started *time.Time, p Phase, now time.Time) {
+	if t.done || started.IsZero() {
+		return
+	}
+	t.timings[p] += now.Sub(*started)
+	*started = time.Time{}
+}
+
+// closeTransferLocked ends the transfer phase of the current response, if
+// one is being read.
+func (t *phaseTracer) closeTransferLocked(now time.Time) {
+	t.endLocked(&t.firstByte, PhaseTransfer, now)
+}
+
+// finish ends the transfer phase and returns the timings. Later callbacks
+// are ignored.
+func (t *phaseTracer) finish() PhaseTimings {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.closeTransferLocked(time.Now())
+	t.done = true
+	return t.timings
+}

@@ -1,0 +1,114 @@
+package probing_test
+
+import (
+	"io"
+	"log"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/networkio/webchecker/probing"
+)
+
+// TestHTTPProberPhases checks which phases a probe reports and that the
+// server's delays land in the right one. Delays are lower bounds only: the
+// machine may be slow, never fast.
+func TestHTTPProberPhases(t *testing.T) {
+	t.Parallel()
+	const delay = 50 * time.Millisecond
+	dns := newDNS(t)
+
+	mux := http.NewServeMux()
+	mux.HandleFunc("/think", func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(delay)
+		_, _ = io.WriteString(w, "ok")
+	})
+	mux.HandleFunc("/trickle", func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "first part")
+		w.(http.Flusher).Flush()
+		time.Sleep(delay)
+		_, _ = io.WriteString(w, "second part")
+	})
+	mux.HandleFunc("/redirect", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/think", http.StatusFound)
+	})
+	srv := startServer(t, mux)
+	tlsSrv := httptest.NewUnstartedServer(mux)
+	tlsSrv.Config.ErrorLog = log.New(io.Discard, "", 0) // the handshake fails on purpose
+	tlsSrv.StartTLS()
+	t.Cleanup(tlsSrv.Close)
+
+	tests := map[string]struct {
+		url        string
+		wantPhases []probing.Phase
+		// atLeast maps a phase to a lower bound of its duration.
+		atLeast map[probing.Phase]time.Duration
+	}{
+		"IP literal: no DNS": {
+			url:        srv.URL + "/think",
+			wantPhases: []probing.Phase{probing.PhaseConnect, probing.PhaseProcessing, probing.PhaseTransfer},
+			atLeast:    map[probing.Phase]time.Duration{probing.PhaseProcessing: delay},
+		},
+		"host name: DNS first": {
+			url:        byName(t, srv) + "/think",
+			wantPhases: []probing.Phase{probing.PhaseDNS, probing.PhaseConnect, probing.PhaseProcessing, probing.PhaseTransfer},
+			atLeast:    map[probing.Phase]time.Duration{probing.PhaseProcessing: delay},
+		},
+		"slow body: transfer": {
+			url:        srv.URL + "/trickle",
+			wantPhases: []probing.Phase{probing.PhaseConnect, probing.PhaseProcessing, probing.PhaseTransfer},
+			atLeast:    map[probing.Phase]time.Duration{probing.PhaseTransfer: delay},
+		},
+		"redirect: summed over the hops": {
+			url:        srv.URL + "/redirect",
+			wantPhases: []probing.Phase{probing.PhaseConnect, probing.PhaseProcessing, probing.PhaseTransfer},
+			atLeast:    map[probing.Phase]time.Duration{probing.PhaseProcessing: delay},
+		},
+		"untrusted certificate: TLS measured, nothing after it": {
+			url:        tlsSrv.URL + "/think",
+			wantPhases: []probing.Phase{probing.PhaseConnect, probing.PhaseTLS},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// A prober of its own: a kept-alive connection of another case
+			// would hide the connect phase.
+			prober := newProber(t, dns, probing.HTTPProberOptions{})
+			res := prober.Probe(t.Context(), probing.Target{URL: tc.url, Timeout: relaxedTimeout, FollowRedirects: true})
+			assert.ElementsMatch(t, tc.wantPhases, slices.Collect(maps.Keys(res.Phases)), "%+v", res)
+			var sum time.Duration
+			for phase, d := range res.Phases {
+				assert.Positive(t, d, phase)
+				sum += d
+			}
+			assert.LessOrEqual(t, sum, res.Duration, "phases are parts of the probe")
+			for phase, min := range tc.atLeast {
+				assert.GreaterOrEqual(t, res.Phases[phase], min, phase)
+			}
+		})
+	}
+}
+
+// TestHTTPProberPhasesKeepAlive checks that a probe over a kept-alive
+// connection reports neither DNS nor connect.
+func TestHTTPProberPhasesKeepAlive(t *testing.T) {
+	t.Parallel()
+	dns := newDNS(t)
+	prober := newProber(t, dns, probing.HTTPProberOptions{})
+	srv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }))
+
+	first := prober.Probe(t.Context(), probing.Target{URL: byName(t, srv) + "/", Timeout: relaxedTimeout})
+	require.True(t, first.Success, "%+v", first)
+	require.Contains(t, first.Phases, probing.PhaseConnect)
+
+	second := prober.Probe(t.Context(), probing.Target{URL: byName(t, srv) + "/", Timeout: relaxedTimeout})
+	require.True(t, second.Success, "%+v", second)
+	assert.ElementsMatch(t, []probing.Phase{probing.PhaseProcessing, probing.PhaseTransfer}, slices.Collect(maps.Keys(second.Phases)))
+}
