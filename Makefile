@@ -86,7 +86,7 @@ docker-build: ## Build the container image (needs a Docker engine).
 ##@ Test
 
 .PHONY: test
-test: $(KUBE_STAMP) $(ETCD_STAMP) generate manifests build ## Run every test: unit, envtest integration, then e2e.
+test: $(KUBE_STAMP) $(ETCD_STAMP) prometheus generate manifests build ## Run every test: unit, envtest integration, then e2e.
 	go test $(GO_TEST_FLAGS) -timeout 20m $$(go list ./... | grep -v /e2e)
 	WEBCHECKER_MANAGER=$(BIN)/manager go test $(GO_TEST_FLAGS) -timeout 15m ./e2e/...
 
@@ -95,7 +95,7 @@ unit: ## Run only the tests that need no control plane.
 	go test $(GO_TEST_FLAGS) ./probing/... ./sharding/ring/... ./cmd/...
 
 .PHONY: e2e
-e2e: $(KUBE_STAMP) $(ETCD_STAMP) build ## Run only the end-to-end tests (the built manager against a local control plane).
+e2e: $(KUBE_STAMP) $(ETCD_STAMP) prometheus build ## Run only the end-to-end tests (the built manager against a local control plane).
 	WEBCHECKER_MANAGER=$(BIN)/manager go test $(GO_TEST_FLAGS) -timeout 15m -v ./e2e/...
 
 .PHONY: bench
@@ -117,6 +117,16 @@ clean: ## Remove built binaries (keeps the cached tools).
 
 .PHONY: tools
 tools: $(KUBE_STAMP) $(ETCD_STAMP) $(CONTROLLER_GEN_STAMP) $(HELM_STAMP) ## Build every pinned tool.
+
+# The metrics e2e test runs a real Prometheus server and promtool: Debian's
+# prometheus package, installed when missing (as root, or through sudo).
+.PHONY: prometheus
+prometheus: ## Install Debian's prometheus package (prometheus, promtool) if missing.
+	@if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then \
+		echo ">> installing Debian's prometheus package"; \
+		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends prometheus; \
+	fi
 
 $(KUBE_STAMP): e2e/tools/kubernetes/go.mod e2e/tools/kubernetes/go.sum
 	@mkdir -p $(K8S_BIN)

@@ -1,7 +1,6 @@
 package framework
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,8 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
-	"syscall"
 	"time"
 )
 
@@ -56,15 +53,11 @@ type ManagerOptions struct {
 
 // Manager is a running manager process.
 type Manager struct {
+	*process
 	Options ManagerOptions
 	// HealthAddr and MetricsAddr are the loopback addresses of its health
 	// and metrics endpoints.
 	HealthAddr, MetricsAddr string
-
-	cmd  *exec.Cmd
-	done chan struct{}
-	err  error
-	log  lockedBuffer
 }
 
 // StartManager starts a manager process with its health and metrics
@@ -88,35 +81,22 @@ func StartManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
 		"--health-probe-bind-address=" + health,
 		"--metrics-bind-address=" + metrics,
 	}, opts.Args...)
-	m := &Manager{Options: opts, HealthAddr: health, MetricsAddr: metrics, done: make(chan struct{})}
-	m.cmd = exec.Command(opts.Binary, args...)
-	var out io.Writer = &m.log
-	if opts.Output != nil {
-		out = io.MultiWriter(&m.log, opts.Output)
+	p, err := startProcess("manager "+opts.ShardID, opts.Binary, args, opts.Output)
+	if err != nil {
+		return nil, err
 	}
-	m.cmd.Stdout, m.cmd.Stderr = out, out
-	// If the test process dies, the kernel kills the manager too: no
-	// process outlives its test. A process group of its own keeps a
-	// terminal's Ctrl-C away from it: whoever started it stops it.
-	m.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
-	if err := m.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("starting manager %s: %w", opts.ShardID, err)
-	}
-	go func() {
-		m.err = m.cmd.Wait()
-		close(m.done)
-	}()
-	if err := m.waitHealthy(ctx, 60*time.Second); err != nil {
+	m := &Manager{process: p, Options: opts, HealthAddr: health, MetricsAddr: metrics}
+	if err := waitHTTPOK(ctx, p, "http://"+health+"/readyz", 60*time.Second); err != nil {
 		_ = m.Kill()
 		return nil, err
 	}
 	return m, nil
 }
 
-func (m *Manager) waitHealthy(ctx context.Context, within time.Duration) error {
+// waitHTTPOK polls url until it answers 200 OK, p exits, or within passes.
+func waitHTTPOK(ctx context.Context, p *process, url string, within time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
-	url := "http://" + m.HealthAddr + "/readyz"
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if resp, err := http.DefaultClient.Do(req); err == nil {
@@ -126,51 +106,14 @@ func (m *Manager) waitHealthy(ctx context.Context, within time.Duration) error {
 			}
 		}
 		select {
-		case <-m.done:
-			return fmt.Errorf("manager %s exited before becoming ready: %v\n%s", m.Options.ShardID, m.err, m.Log())
+		case <-p.done:
+			return fmt.Errorf("before becoming ready: %w", p.exitedError())
 		case <-ctx.Done():
-			return fmt.Errorf("manager %s not ready within %s\n%s", m.Options.ShardID, within, m.Log())
+			return fmt.Errorf("%s not ready within %s\n%s", p.name, within, p.Log())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
-
-// Terminate sends SIGTERM and waits up to within for the process to exit.
-// It returns the process's exit error (nil for a clean exit).
-func (m *Manager) Terminate(within time.Duration) error {
-	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("signalling manager %s: %w", m.Options.ShardID, err)
-	}
-	select {
-	case <-m.done:
-		return m.err
-	case <-time.After(within):
-		_ = m.Kill()
-		return fmt.Errorf("manager %s did not exit within %s of SIGTERM", m.Options.ShardID, within)
-	}
-}
-
-// Kill sends SIGKILL and waits for the process to be gone.
-func (m *Manager) Kill() error {
-	if err := m.cmd.Process.Kill(); err != nil && !errors.Is(err, os.ErrProcessDone) {
-		return fmt.Errorf("killing manager %s: %w", m.Options.ShardID, err)
-	}
-	<-m.done
-	return nil
-}
-
-// Exited reports whether the process has exited.
-func (m *Manager) Exited() bool {
-	select {
-	case <-m.done:
-		return true
-	default:
-		return false
-	}
-}
-
-// Log returns everything the process printed so far.
-func (m *Manager) Log() string { return m.log.String() }
 
 // FreeLoopbackAddr returns a 127.0.0.1 address with a port that was free a
 // moment ago.
@@ -181,21 +124,4 @@ func FreeLoopbackAddr() (string, error) {
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
