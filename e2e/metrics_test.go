@@ -26,8 +26,8 @@ import (
 const (
 	metricsNamespace      = "e2e-metrics"
 	metricsLeaseNamespace = "e2e-metrics-leases"
-	metricsHealthy        = 20 // checkers of a target that answers 200
-	metricsBroken         = 9  // checkers of a target that answers 500
+	metricsHealthy        = 20                                 // checkers of a target that answers 200
+	metricsBroken         = 9                                  // checkers of a target that answers 500
 	metricsCheckers       = metricsHealthy + metricsBroken + 1 // and one that breaks during the test
 	metricsInterval       = 2 * time.Second
 	metricsLeaseDuration  = 5 * time.Second

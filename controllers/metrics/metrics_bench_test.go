@@ -36,4 +36,3 @@ func BenchmarkGather(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/checkers, "ns/checker")
 }
-
