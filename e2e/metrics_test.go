@@ -90,7 +90,11 @@ func TestMetricsWithPrometheus(t *testing.T) {
 		}()
 		replicas = append(replicas, m)
 	}
-	prom, err := framework.StartPrometheus(ctx, t.TempDir(), []string{replicas[0].MetricsAddr, replicas[1].MetricsAddr, replicas[2].MetricsAddr}, scrapeInterval)
+	prom, err := framework.StartPrometheus(ctx, framework.PrometheusOptions{
+		Dir:            t.TempDir(),
+		Targets:        []string{replicas[0].MetricsAddr, replicas[1].MetricsAddr, replicas[2].MetricsAddr},
+		ScrapeInterval: scrapeInterval,
+	})
 	require.NoError(t, err)
 	defer func() { _ = prom.Terminate(10 * time.Second) }()
 	defer func() {

@@ -37,10 +37,23 @@ type Prometheus struct {
 	api  promv1.API
 }
 
-// StartPrometheus starts a Prometheus server with its data in dir that
-// scrapes the /metrics endpoints at targets (host:port, plain HTTP) every
-// scrapeInterval, and waits until it is ready.
-func StartPrometheus(ctx context.Context, dir string, targets []string, scrapeInterval time.Duration) (*Prometheus, error) {
+// PrometheusOptions configure a Prometheus server.
+type PrometheusOptions struct {
+	// Dir holds its configuration and data.
+	Dir string
+	// Targets are the host:port addresses whose /metrics it scrapes.
+	Targets []string
+	// ScrapeInterval is how often it scrapes (also its scrape timeout and
+	// rule evaluation interval).
+	ScrapeInterval time.Duration
+	// BearerToken, when set, makes it scrape over HTTPS with this token,
+	// accepting the targets' self-signed certificates.
+	BearerToken string
+}
+
+// StartPrometheus starts a Prometheus server as opts say and waits until it
+// is ready.
+func StartPrometheus(ctx context.Context, opts PrometheusOptions) (*Prometheus, error) {
 	bin, err := PrometheusBinary()
 	if err != nil {
 		return nil, err
@@ -49,22 +62,35 @@ func StartPrometheus(ctx context.Context, dir string, targets []string, scrapeIn
 	if err != nil {
 		return nil, err
 	}
+	auth := ""
+	if opts.BearerToken != "" {
+		tokenPath := filepath.Join(opts.Dir, "token")
+		if err := os.WriteFile(tokenPath, []byte(opts.BearerToken), 0o600); err != nil {
+			return nil, fmt.Errorf("writing prometheus token: %w", err)
+		}
+		auth = fmt.Sprintf(`
+    scheme: https
+    authorization:
+      credentials_file: %s
+    tls_config:
+      insecure_skip_verify: true`, tokenPath)
+	}
 	config := fmt.Sprintf(`global:
   scrape_interval: %[1]s
   scrape_timeout: %[1]s
   evaluation_interval: %[1]s
 scrape_configs:
-  - job_name: webchecker
+  - job_name: webchecker%[3]s
     static_configs:
       - targets: ['%[2]s']
-`, model.Duration(scrapeInterval), strings.Join(targets, "', '"))
-	configPath := filepath.Join(dir, "prometheus.yml")
+`, model.Duration(opts.ScrapeInterval), strings.Join(opts.Targets, "', '"), auth)
+	configPath := filepath.Join(opts.Dir, "prometheus.yml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
 		return nil, fmt.Errorf("writing prometheus config: %w", err)
 	}
 	p, err := startProcess("prometheus", bin, []string{
 		"--config.file=" + configPath,
-		"--storage.tsdb.path=" + filepath.Join(dir, "data"),
+		"--storage.tsdb.path=" + filepath.Join(opts.Dir, "data"),
 		"--web.listen-address=" + addr,
 		"--log.level=warn",
 	}, nil)
