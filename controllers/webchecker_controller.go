@@ -174,6 +174,10 @@ func (r *WebCheckerReconciler) handleWriteError(ctx context.Context, err error) 
 	if apierrors.IsNotFound(err) {
 		return ctrl.Result{}, nil
 	}
+	if ctx.Err() != nil {
+		// Shutting down: the write was cut short, the next owner redoes it.
+		return ctrl.Result{}, nil
+	}
 	return ctrl.Result{}, err
 }
 
@@ -216,7 +220,9 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 	// blindly, and the retry starts from a fresh read.
 	patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
 	err := r.Client.Status().Patch(ctx, wc, patch)
-	r.countWrite(err)
+	if ctx.Err() == nil { // a write cut short by shutdown is no result
+		r.countWrite(err)
+	}
 	if err != nil {
 		return fmt.Errorf("patching WebChecker status: %w", err)
 	}
