@@ -76,7 +76,7 @@ generate: $(CONTROLLER_GEN_STAMP) ## Generate deepcopy code.
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN_STAMP) ## Generate the CRD and RBAC manifests under config/.
-	$(CONTROLLER_GEN) crd rbac:roleName=webchecker-manager paths=./api/... paths=./controllers/... paths=./sharding/... \
+	$(CONTROLLER_GEN) crd rbac:roleName=webchecker-manager paths=./api/... paths=./cmd/... paths=./controllers/... paths=./sharding/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 
 .PHONY: docker-build

@@ -14,11 +14,12 @@ import (
 // options are the manager's command-line settings. defaultOptions holds
 // every default in one place.
 type options struct {
-	metricsAddr  string
-	probeAddr    string
-	probeWorkers int
-	shardID      string
-	dnsServer    string
+	metricsAddr   string
+	metricsSecure bool
+	probeAddr     string
+	probeWorkers  int
+	shardID       string
+	dnsServer     string
 
 	leaseNamespace     string
 	ringName           string
@@ -57,6 +58,7 @@ func hostname() string {
 
 func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", o.metricsAddr, "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
+	fs.BoolVar(&o.metricsSecure, "metrics-secure", o.metricsSecure, "Serve metrics over HTTPS (self-signed certificate) and admit only clients whose bearer token the API server authenticates (TokenReview) and authorizes for GET on the non-resource URL /metrics (SubjectAccessReview). False serves plain HTTP to anyone who can reach the port.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", o.probeAddr, "Address the /healthz and /readyz endpoints bind to.")
 	fs.IntVar(&o.probeWorkers, "probe-workers", o.probeWorkers, "Maximum number of probes running at once.")
 	fs.StringVar(&o.shardID, "shard-id", o.shardID, "Identity of this replica: its Lease's name, written to status.shard (default: $POD_NAME, else the host name).")

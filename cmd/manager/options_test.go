@@ -46,3 +46,27 @@ func TestOptionsValidate(t *testing.T) {
 	}
 	assert.NoError(t, defaultOptions().validate())
 }
+
+func TestMetricsServerOptions(t *testing.T) {
+	tests := map[string]struct {
+		args       []string
+		wantSecure bool
+	}{
+		"plain HTTP by default": {nil, false},
+		"secure":                {[]string{"--metrics-secure"}, true},
+		"secure off explicitly": {[]string{"--metrics-secure=false"}, false},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			opts := defaultOptions()
+			fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+			opts.bindFlags(fs)
+			require.NoError(t, fs.Parse(append([]string{"--metrics-bind-address=:8443"}, tc.args...)))
+
+			got := opts.metricsServerOptions()
+			assert.Equal(t, ":8443", got.BindAddress)
+			assert.Equal(t, tc.wantSecure, got.SecureServing)
+			assert.Equal(t, tc.wantSecure, got.FilterProvider != nil, "authentication and authorization filter")
+		})
+	}
+}

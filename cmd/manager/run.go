@@ -6,6 +6,7 @@ import (
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/networkio/webchecker/controllers"
@@ -34,7 +35,7 @@ func run(ctx context.Context, opts options) error {
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
 		Cache:                  controllers.CacheOptions(opts.leaseNamespace, opts.ringName),
-		Metrics:                metricsserver.Options{BindAddress: opts.metricsAddr},
+		Metrics:                opts.metricsServerOptions(),
 		HealthProbeBindAddress: opts.probeAddr,
 	})
 	if err != nil {
@@ -64,11 +65,29 @@ func run(ctx context.Context, opts options) error {
 		return fmt.Errorf("adding ready check: %w", err)
 	}
 
-	log.Info("Starting manager", "shardID", opts.shardID, "probeWorkers", opts.probeWorkers, "dnsServer", opts.dnsServer,
+	log.Info("Starting manager", "shardID", opts.shardID, "metricsSecure", opts.metricsSecure, "probeWorkers", opts.probeWorkers, "dnsServer", opts.dnsServer,
 		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration)
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}
 	log.Info("Manager stopped")
 	return nil
+}
+
+// The secure metrics endpoint asks the API server who a scraper is and
+// whether it may GET /metrics.
+// +kubebuilder:rbac:groups=authentication.k8s.io,resources=tokenreviews,verbs=create
+// +kubebuilder:rbac:groups=authorization.k8s.io,resources=subjectaccessreviews,verbs=create
+
+// metricsServerOptions serves metrics over plain HTTP, or, with
+// --metrics-secure, over HTTPS to authenticated and authorized clients only.
+func (o options) metricsServerOptions() metricsserver.Options {
+	if !o.metricsSecure {
+		return metricsserver.Options{BindAddress: o.metricsAddr}
+	}
+	return metricsserver.Options{
+		BindAddress:    o.metricsAddr,
+		SecureServing:  true,
+		FilterProvider: filters.WithAuthenticationAndAuthorization,
+	}
 }
