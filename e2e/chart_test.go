@@ -49,6 +49,7 @@ func TestChartInstall(t *testing.T) {
 	installed, err := install.RunWithContext(ctx, ch, nil)
 	require.NoError(t, err)
 	assert.Equal(t, release.StatusDeployed, installed.Info.Status)
+	assert.Contains(t, installed.Info.Notes, "kubectl get webcheckers", "NOTES.txt shows how to see a first WebChecker")
 	kubectl("wait", "--for=condition=Established", "crd/webcheckers.test.network.io", "--timeout=30s")
 	assert.Equal(t, "3", kubectl("get", "deployment", "webchecker", "-n", chartNamespace, "-o", "jsonpath={.spec.replicas}"))
 	// kubectl fails when one of the named objects is missing.
