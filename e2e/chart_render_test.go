@@ -125,7 +125,9 @@ func TestChartDefaults(t *testing.T) {
 		"--health-probe-bind-address=:8081",
 		"--zap-log-level=info",
 	}, c.Args)
-	require.Len(t, c.Env, 2)
+	require.Len(t, c.Env, 3)
+	assert.Equal(t, "GOMEMLIMIT", c.Env[2].Name)
+	assert.Equal(t, "limits.memory", c.Env[2].ValueFrom.ResourceFieldRef.Resource, "the Go heap limit follows the memory limit")
 	for i, want := range map[int][2]string{0: {"POD_NAME", "metadata.name"}, 1: {"POD_NAMESPACE", "metadata.namespace"}} {
 		assert.Equal(t, want[0], c.Env[i].Name)
 		require.NotNil(t, c.Env[i].ValueFrom)
@@ -225,6 +227,17 @@ func TestChartValues(t *testing.T) {
 				assert.Equal(t, "/var/run/secrets/kubernetes.io/serviceaccount/token", endpoint["bearerTokenFile"])
 				assert.Equal(t, map[string]any{"insecureSkipVerify": true}, endpoint["tlsConfig"])
 				assert.Equal(t, true, endpoint["honorLabels"], "the checkers' namespace and name labels survive")
+			},
+		},
+		"ServiceMonitor with a token Secret": {
+			values: map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true, "authorization": map[string]any{
+				"type": "Bearer", "credentials": map[string]any{"name": "prometheus-token", "key": "token"},
+			}}}},
+			check: func(t *testing.T, r rendered) {
+				endpoints, _, _ := unstructured.NestedSlice(r.find("ServiceMonitor", "webchecker").Object, "spec", "endpoints")
+				endpoint := endpoints[0].(map[string]any)
+				assert.Equal(t, map[string]any{"type": "Bearer", "credentials": map[string]any{"name": "prometheus-token", "key": "token"}}, endpoint["authorization"])
+				assert.NotContains(t, endpoint, "bearerTokenFile")
 			},
 		},
 		"ServiceMonitor on a plain endpoint": {
