@@ -3,6 +3,7 @@ package e2e_test
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -428,4 +429,51 @@ func ruleSet(rules []rbacv1.PolicyRule) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// TestChartWebCheckerDownAlert checks the PrometheusRule's rules with
+// promtool (from Debian's prometheus package): they are valid, and the
+// WebCheckerDown alert fires for a failing checker once `for` has passed,
+// and only for it.
+func TestChartWebCheckerDownAlert(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed (apt-get install prometheus)")
+	}
+	r := renderChart(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
+	rule := r.find("PrometheusRule", "webchecker")
+	require.NotNil(t, rule)
+	dir := t.TempDir()
+	rules, err := yaml.Marshal(rule.Object["spec"])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o600))
+	const unitTest = `
+rule_files: [rules.yaml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'webchecker_probe_success{namespace="shop",name="payments"}'
+        values: '0x10'
+      - series: 'webchecker_probe_success{namespace="shop",name="catalog"}'
+        values: '1x10'
+    alert_rule_test:
+      - eval_time: 4m
+        alertname: WebCheckerDown
+        exp_alerts: []
+      - eval_time: 6m
+        alertname: WebCheckerDown
+        exp_alerts:
+          - exp_labels: {severity: warning, namespace: shop, name: payments}
+            exp_annotations:
+              summary: WebChecker shop/payments is down
+              description: "Probes of WebChecker shop/payments have failed for 5m: kubectl describe webchecker -n shop payments"
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.yaml"), []byte(unitTest), 0o600))
+	for _, args := range [][]string{{"check", "rules", "rules.yaml"}, {"test", "rules", "test.yaml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		assert.NoError(t, err, "promtool %s:\n%s", strings.Join(args, " "), out)
+	}
 }
