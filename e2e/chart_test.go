@@ -104,6 +104,13 @@ func TestChartInstall(t *testing.T) {
 	assert.Empty(t, strings.TrimSpace(kubectl("get", "clusterroles,clusterrolebindings", "-o", "name", "-l", "app.kubernetes.io/instance="+chartRelease)))
 	kubectl("get", "crd", "webcheckers.test.network.io")
 	assert.Contains(t, kubectl("get", "webcheckers", "-n", checkers, "-o", "name"), "webchecker.test.network.io/badnews")
+
+	// Installing again adopts the kept CRD.
+	reinstall := action.NewInstall(helm)
+	reinstall.ReleaseName, reinstall.Namespace = chartRelease, chartNamespace
+	reinstalled, err := reinstall.RunWithContext(ctx, ch, nil)
+	require.NoError(t, err, "helm install after helm uninstall")
+	assert.Equal(t, release.StatusDeployed, reinstalled.Info.Status)
 }
 
 // deploymentOf returns the Deployment in a release's manifest.
