@@ -122,8 +122,8 @@ func deploymentOf(t *testing.T, manifest string) *appsv1.Deployment {
 }
 
 // chartManagerArgs turns the manager container's arguments into those of a
-// local process that stands for the pod named podName. Everything else is
-// passed verbatim:
+// local process that stands for the pod named podName. Two things change;
+// every other argument is passed verbatim:
 //   - $(POD_NAME) and $(POD_NAMESPACE) are expanded as the kubelet expands
 //     them from the downward API (the test checks that the Deployment
 //     declares them so);
@@ -134,9 +134,9 @@ func deploymentOf(t *testing.T, manifest string) *appsv1.Deployment {
 // framework.StartManager also adds --kubeconfig (a pod gets the same
 // ServiceAccount identity from its in-cluster config) and --dns-server (a
 // loopback stub: tests resolve no real names).
-func chartManagerArgs(t *testing.T, c appsv1.Deployment, podName string) []string {
+func chartManagerArgs(t *testing.T, deployment appsv1.Deployment, podName string) []string {
 	t.Helper()
-	container := c.Spec.Template.Spec.Containers[0]
+	container := deployment.Spec.Template.Spec.Containers[0]
 	downward := map[string]string{}
 	for _, env := range container.Env {
 		if env.ValueFrom != nil && env.ValueFrom.FieldRef != nil {
@@ -144,7 +144,7 @@ func chartManagerArgs(t *testing.T, c appsv1.Deployment, podName string) []strin
 		}
 	}
 	require.Equal(t, map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"}, downward)
-	expand := strings.NewReplacer("$(POD_NAME)", podName, "$(POD_NAMESPACE)", c.Namespace)
+	expand := strings.NewReplacer("$(POD_NAME)", podName, "$(POD_NAMESPACE)", deployment.Namespace)
 	var args []string
 	for _, arg := range container.Args {
 		if strings.HasPrefix(arg, "--metrics-bind-address=") || strings.HasPrefix(arg, "--health-probe-bind-address=") {
