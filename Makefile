@@ -18,7 +18,11 @@ K8S_MINOR := 37
 ETCD_VERSION ?= v3.7.3
 CONTROLLER_GEN_VERSION ?= v0.23.0
 HELM_VERSION ?= v3.22.0
-IMG ?= webchecker:dev
+CHART := $(ROOT)/charts/webchecker
+# The release version is the chart's appVersion: image tag, chart and
+# binary move together.
+VERSION := $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' $(CHART)/Chart.yaml)
+IMG ?= webchecker:$(VERSION)
 
 KUBE_APISERVER := $(K8S_BIN)/kube-apiserver
 ETCD := $(K8S_BIN)/etcd
@@ -75,18 +79,23 @@ generate: $(CONTROLLER_GEN_STAMP) ## Generate deepcopy code.
 	$(CONTROLLER_GEN) object paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN_STAMP) ## Generate the CRD and RBAC manifests under config/.
+manifests: $(CONTROLLER_GEN_STAMP) ## Generate the CRD and RBAC manifests under config/ and copy the CRD into the chart.
 	$(CONTROLLER_GEN) crd rbac:roleName=webchecker-manager paths=./api/... paths=./cmd/... paths=./controllers/... paths=./sharding/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	rm -f $(CHART)/files/crds/*.yaml && cp config/crd/bases/*.yaml $(CHART)/files/crds/
 
 .PHONY: docker-build
-docker-build: ## Build the container image (needs a Docker engine).
+docker-build: ## Build the container image $(IMG) (needs a Docker engine).
 	docker build -t $(IMG) .
+
+.PHONY: lint-chart
+lint-chart: $(HELM_STAMP) ## Lint the Helm chart (strict).
+	$(HELM) lint --strict $(CHART)
 
 ##@ Test
 
 .PHONY: test
-test: $(KUBE_STAMP) $(ETCD_STAMP) prometheus generate manifests build ## Run every test: unit, envtest integration, then e2e.
+test: $(KUBE_STAMP) $(ETCD_STAMP) prometheus generate manifests build lint-chart ## Run every test: unit, envtest integration, then e2e (with the chart's).
 	go test $(GO_TEST_FLAGS) -timeout 20m $$(go list ./... | grep -v /e2e)
 	WEBCHECKER_MANAGER=$(BIN)/manager go test $(GO_TEST_FLAGS) -timeout 15m ./e2e/...
 
@@ -106,8 +115,8 @@ bench: ## Run the benchmarks and print their figures.
 verify: generate manifests ## Check formatting, vet, and that generated files are up to date.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet ./...
-	@git diff --exit-code -- api config || { echo "generated files are out of date: run make generate manifests and commit"; exit 1; }
-	@test -z "$$(git status --porcelain -- api config)" || { echo "untracked generated files:"; git status --porcelain -- api config; exit 1; }
+	@git diff --exit-code -- api config $(CHART)/files || { echo "generated files are out of date: run make generate manifests and commit"; exit 1; }
+	@test -z "$$(git status --porcelain -- api config $(CHART)/files)" || { echo "untracked generated files:"; git status --porcelain -- api config $(CHART)/files; exit 1; }
 
 .PHONY: clean
 clean: ## Remove built binaries (keeps the cached tools).

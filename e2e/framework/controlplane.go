@@ -1,13 +1,19 @@
 package framework
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 )
 
@@ -69,6 +75,16 @@ func StartControlPlane() (*ControlPlane, error) {
 	if err != nil {
 		return nil, err
 	}
+	return startControlPlane(filepath.Join(root, "config", "crd", "bases"))
+}
+
+// StartEmptyControlPlane starts a control plane like StartControlPlane but
+// installs no CRD: a fresh cluster, as a Helm chart finds it.
+func StartEmptyControlPlane() (*ControlPlane, error) {
+	return startControlPlane()
+}
+
+func startControlPlane(crdDirs ...string) (*ControlPlane, error) {
 	assets, err := toolsDir()
 	if err != nil {
 		return nil, err
@@ -78,7 +94,7 @@ func StartControlPlane() (*ControlPlane, error) {
 	}
 	env := &envtest.Environment{
 		BinaryAssetsDirectory:    assets,
-		CRDDirectoryPaths:        []string{filepath.Join(root, "config", "crd", "bases")},
+		CRDDirectoryPaths:        crdDirs,
 		ErrorIfCRDPathMissing:    true,
 		ControlPlaneStartTimeout: 60 * time.Second,
 		ControlPlaneStopTimeout:  30 * time.Second,
@@ -150,4 +166,31 @@ func (cp *ControlPlane) UserKubeconfig(name string, groups ...string) (string, e
 		return "", fmt.Errorf("writing kubeconfig of user %s: %w", name, err)
 	}
 	return path, nil
+}
+
+// ServiceAccountKubeconfig requests a token for the ServiceAccount
+// namespace/name from the TokenRequest API and writes a kubeconfig that
+// authenticates with it: the identity a pod running as that ServiceAccount
+// has. It returns the kubeconfig's path and the token.
+func (cp *ControlPlane) ServiceAccountKubeconfig(ctx context.Context, namespace, name string) (path, token string, err error) {
+	clientset, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		return "", "", fmt.Errorf("creating clientset: %w", err)
+	}
+	expiry := int64(time.Hour / time.Second)
+	req, err := clientset.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
+	if err != nil {
+		return "", "", fmt.Errorf("requesting a token for ServiceAccount %s/%s: %w", namespace, name, err)
+	}
+	config := clientcmdapi.NewConfig()
+	config.Clusters["cluster"] = &clientcmdapi.Cluster{Server: cp.Config.Host, CertificateAuthorityData: cp.Config.CAData}
+	config.AuthInfos["user"] = &clientcmdapi.AuthInfo{Token: req.Status.Token}
+	config.Contexts["default"] = &clientcmdapi.Context{Cluster: "cluster", AuthInfo: "user"}
+	config.CurrentContext = "default"
+	path = filepath.Join(cp.dir, "kubeconfig-sa-"+namespace+"-"+name)
+	if err := clientcmd.WriteToFile(*config, path); err != nil {
+		return "", "", fmt.Errorf("writing kubeconfig of ServiceAccount %s/%s: %w", namespace, name, err)
+	}
+	return path, req.Status.Token, nil
 }

@@ -23,14 +23,20 @@ func KubectlPath() (string, error) {
 	return bin, nil
 }
 
-// Kubectl runs kubectl against the control plane with stdin as input and
-// returns its standard output.
+// Kubectl runs kubectl against the control plane as its admin with stdin as
+// input and returns its standard output.
 func (cp *ControlPlane) Kubectl(stdin string, args ...string) (string, error) {
+	return KubectlAs(cp.KubeconfigPath, stdin, args...)
+}
+
+// KubectlAs runs kubectl with the given kubeconfig (and so as its user)
+// with stdin as input and returns its standard output.
+func KubectlAs(kubeconfig, stdin string, args ...string) (string, error) {
 	bin, err := KubectlPath()
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command(bin, append([]string{"--kubeconfig=" + cp.KubeconfigPath}, args...)...)
+	cmd := exec.Command(bin, append([]string{"--kubeconfig=" + kubeconfig}, args...)...)
 	cmd.Stdin = strings.NewReader(stdin)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr

@@ -1,0 +1,479 @@
+package e2e_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"sigs.k8s.io/yaml"
+
+	"github.com/networkio/webchecker/e2e/framework"
+)
+
+// The chart tests render and install the chart as release "webchecker" in
+// namespace "webchecker", as the README's quick start does.
+const (
+	chartRelease   = "webchecker"
+	chartNamespace = "webchecker"
+)
+
+// chartAllFeatures are values that switch on every optional feature that
+// needs RBAC rules. With them the chart's rules must equal the ones
+// controller-gen generates into config/rbac/role.yaml. A new switch that
+// adds or removes rules belongs here.
+var chartAllFeatures = map[string]any{
+	"metrics": map[string]any{"enabled": true, "secure": true},
+}
+
+// rendered is a rendered chart, looked up by kind and name.
+type rendered []*unstructured.Unstructured
+
+func renderChart(t *testing.T, values map[string]any) rendered {
+	t.Helper()
+	ch, err := framework.LoadChart()
+	require.NoError(t, err)
+	objs, err := framework.RenderChart(ch, chartRelease, chartNamespace, values)
+	require.NoError(t, err)
+	return objs
+}
+
+// kinds lists "Kind/name" of every object.
+func (r rendered) kinds() []string {
+	var out []string
+	for _, obj := range r {
+		out = append(out, obj.GetKind()+"/"+obj.GetName())
+	}
+	slices.Sort(out)
+	return out
+}
+
+func (r rendered) find(kind, name string) *unstructured.Unstructured {
+	for _, obj := range r {
+		if obj.GetKind() == kind && obj.GetName() == name {
+			return obj
+		}
+	}
+	return nil
+}
+
+// renderedAs converts the rendered object kind/name into a typed object;
+// it fails the test when there is none.
+func renderedAs[T any](t *testing.T, r rendered, kind, name string) *T {
+	t.Helper()
+	obj := r.find(kind, name)
+	require.NotNil(t, obj, "no %s/%s in %v", kind, name, r.kinds())
+	typed := new(T)
+	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, typed, true))
+	return typed
+}
+
+func managerContainer(t *testing.T, r rendered) corev1.Container {
+	t.Helper()
+	deploy := renderedAs[appsv1.Deployment](t, r, "Deployment", "webchecker")
+	require.Len(t, deploy.Spec.Template.Spec.Containers, 1)
+	return deploy.Spec.Template.Spec.Containers[0]
+}
+
+func TestChartDefaults(t *testing.T) {
+	r := renderChart(t, nil)
+	assert.Equal(t, []string{
+		"ClusterRole/webchecker-manager",
+		"ClusterRole/webchecker-metrics-reader",
+		"ClusterRoleBinding/webchecker-manager",
+		"CustomResourceDefinition/webcheckers.test.network.io",
+		"Deployment/webchecker",
+		"PodDisruptionBudget/webchecker",
+		"Role/webchecker-manager",
+		"RoleBinding/webchecker-manager",
+		"Service/webchecker-metrics",
+		"ServiceAccount/webchecker",
+	}, r.kinds())
+
+	deploy := renderedAs[appsv1.Deployment](t, r, "Deployment", "webchecker")
+	assert.Equal(t, int32(3), *deploy.Spec.Replicas)
+	pod := deploy.Spec.Template.Spec
+	selector := deploy.Spec.Selector.MatchLabels
+	assert.Equal(t, map[string]string{"app.kubernetes.io/name": "webchecker", "app.kubernetes.io/instance": chartRelease}, selector)
+	assert.Subset(t, deploy.Spec.Template.Labels, selector)
+	assert.Equal(t, "webchecker", pod.ServiceAccountName)
+	assert.Equal(t, int64(30), *pod.TerminationGracePeriodSeconds)
+
+	c := pod.Containers[0]
+	assert.Equal(t, "webchecker:0.1.0", c.Image, "the image tag follows appVersion")
+	assert.Equal(t, []string{
+		"--shard-id=$(POD_NAME)",
+		"--lease-namespace=webchecker",
+		"--ring-name=webchecker",
+		"--lease-duration=10s",
+		"--lease-renew-interval=2s",
+		"--virtual-nodes=100",
+		"--probe-workers=64",
+		"--metrics-bind-address=:8443",
+		"--metrics-secure=true",
+		"--health-probe-bind-address=:8081",
+		"--zap-log-level=info",
+	}, c.Args)
+	require.Len(t, c.Env, 3)
+	assert.Equal(t, "GOMEMLIMIT", c.Env[2].Name)
+	assert.Equal(t, "limits.memory", c.Env[2].ValueFrom.ResourceFieldRef.Resource, "the Go heap limit follows the memory limit")
+	for i, want := range map[int][2]string{0: {"POD_NAME", "metadata.name"}, 1: {"POD_NAMESPACE", "metadata.namespace"}} {
+		assert.Equal(t, want[0], c.Env[i].Name)
+		require.NotNil(t, c.Env[i].ValueFrom)
+		assert.Equal(t, want[1], c.Env[i].ValueFrom.FieldRef.FieldPath, "%s comes from the downward API", want[0])
+	}
+	assert.Equal(t, []corev1.ContainerPort{
+		{Name: "metrics", ContainerPort: 8443, Protocol: corev1.ProtocolTCP},
+		{Name: "health", ContainerPort: 8081, Protocol: corev1.ProtocolTCP},
+	}, c.Ports)
+	assert.Equal(t, &corev1.HTTPGetAction{Path: "/healthz", Port: intstr.FromString("health")}, c.LivenessProbe.HTTPGet)
+	assert.Equal(t, &corev1.HTTPGetAction{Path: "/readyz", Port: intstr.FromString("health")}, c.ReadinessProbe.HTTPGet)
+	assert.NotEmpty(t, c.Resources.Requests)
+	assert.NotEmpty(t, c.Resources.Limits)
+
+	// The restricted Pod Security Standard.
+	sc := c.SecurityContext
+	assert.False(t, *sc.AllowPrivilegeEscalation)
+	assert.True(t, *sc.ReadOnlyRootFilesystem)
+	assert.True(t, *sc.RunAsNonRoot)
+	assert.Equal(t, []corev1.Capability{"ALL"}, sc.Capabilities.Drop)
+	assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, sc.SeccompProfile.Type)
+	assert.True(t, *pod.SecurityContext.RunAsNonRoot)
+	assert.Equal(t, int64(65532), *pod.SecurityContext.RunAsUser)
+	assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, pod.SecurityContext.SeccompProfile.Type)
+
+	require.Len(t, pod.TopologySpreadConstraints, 1)
+	spread := pod.TopologySpreadConstraints[0]
+	assert.Equal(t, "kubernetes.io/hostname", spread.TopologyKey)
+	assert.Equal(t, selector, spread.LabelSelector.MatchLabels)
+
+	pdb := renderedAs[policyv1.PodDisruptionBudget](t, r, "PodDisruptionBudget", "webchecker")
+	assert.Equal(t, intstr.FromInt32(1), *pdb.Spec.MaxUnavailable)
+	assert.Equal(t, selector, pdb.Spec.Selector.MatchLabels)
+
+	svc := renderedAs[corev1.Service](t, r, "Service", "webchecker-metrics")
+	assert.Equal(t, selector, svc.Spec.Selector)
+	assert.Equal(t, []corev1.ServicePort{{Name: "https-metrics", Port: 8443, TargetPort: intstr.FromString("metrics"), Protocol: corev1.ProtocolTCP}}, svc.Spec.Ports)
+
+	binding := renderedAs[rbacv1.ClusterRoleBinding](t, r, "ClusterRoleBinding", "webchecker-manager")
+	assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "webchecker", Namespace: chartNamespace}}, binding.Subjects)
+	assert.Equal(t, "webchecker-manager", binding.RoleRef.Name)
+	role := renderedAs[rbacv1.Role](t, r, "Role", "webchecker-manager")
+	assert.Equal(t, chartNamespace, role.Namespace, "Leases only in the release namespace")
+	roleBinding := renderedAs[rbacv1.RoleBinding](t, r, "RoleBinding", "webchecker-manager")
+	assert.Equal(t, chartNamespace, roleBinding.Namespace)
+	assert.Equal(t, binding.Subjects, roleBinding.Subjects)
+	reader := renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-metrics-reader")
+	assert.Equal(t, []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}, reader.Rules)
+}
+
+func TestChartValues(t *testing.T) {
+	tests := map[string]struct {
+		values map[string]any
+		check  func(t *testing.T, r rendered)
+	}{
+		"replicas": {
+			values: map[string]any{"replicaCount": 5},
+			check: func(t *testing.T, r rendered) {
+				assert.Equal(t, int32(5), *renderedAs[appsv1.Deployment](t, r, "Deployment", "webchecker").Spec.Replicas)
+			},
+		},
+		"plain HTTP metrics": {
+			values: map[string]any{"metrics": map[string]any{"secure": false}},
+			check: func(t *testing.T, r rendered) {
+				assert.Contains(t, managerContainer(t, r).Args, "--metrics-secure=false")
+				assert.Nil(t, r.find("ClusterRole", "webchecker-metrics-reader"))
+				assert.NotContains(t, ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules),
+					"authentication.k8s.io/tokenreviews:create", "plain metrics need no TokenReviews")
+				assert.Equal(t, "http-metrics", renderedAs[corev1.Service](t, r, "Service", "webchecker-metrics").Spec.Ports[0].Name)
+			},
+		},
+		"metrics off": {
+			values: map[string]any{"metrics": map[string]any{"enabled": false}},
+			check: func(t *testing.T, r rendered) {
+				c := managerContainer(t, r)
+				assert.Contains(t, c.Args, "--metrics-bind-address=0")
+				assert.NotContains(t, c.Args, "--metrics-secure=true")
+				assert.Len(t, c.Ports, 1)
+				assert.Nil(t, r.find("Service", "webchecker-metrics"))
+			},
+		},
+		"ServiceMonitor on a secure endpoint": {
+			values: map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true, "labels": map[string]any{"release": "prom"}}}},
+			check: func(t *testing.T, r rendered) {
+				sm := r.find("ServiceMonitor", "webchecker")
+				require.NotNil(t, sm)
+				assert.Equal(t, "monitoring.coreos.com/v1", sm.GetAPIVersion())
+				assert.Equal(t, "prom", sm.GetLabels()["release"])
+				svc := renderedAs[corev1.Service](t, r, "Service", "webchecker-metrics")
+				selector, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+				assert.Subset(t, svc.Labels, selector, "the ServiceMonitor selects the metrics Service")
+				endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+				require.Len(t, endpoints, 1)
+				endpoint := endpoints[0].(map[string]any)
+				assert.Equal(t, svc.Spec.Ports[0].Name, endpoint["port"])
+				assert.Equal(t, "https", endpoint["scheme"])
+				assert.Equal(t, "/var/run/secrets/kubernetes.io/serviceaccount/token", endpoint["bearerTokenFile"])
+				assert.Equal(t, map[string]any{"insecureSkipVerify": true}, endpoint["tlsConfig"])
+				assert.Equal(t, true, endpoint["honorLabels"], "the checkers' namespace and name labels survive")
+			},
+		},
+		"ServiceMonitor with a token Secret": {
+			values: map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enabled": true, "authorization": map[string]any{
+				"type": "Bearer", "credentials": map[string]any{"name": "prometheus-token", "key": "token"},
+			}}}},
+			check: func(t *testing.T, r rendered) {
+				endpoints, _, _ := unstructured.NestedSlice(r.find("ServiceMonitor", "webchecker").Object, "spec", "endpoints")
+				endpoint := endpoints[0].(map[string]any)
+				assert.Equal(t, map[string]any{"type": "Bearer", "credentials": map[string]any{"name": "prometheus-token", "key": "token"}}, endpoint["authorization"])
+				assert.NotContains(t, endpoint, "bearerTokenFile")
+			},
+		},
+		"ServiceMonitor on a plain endpoint": {
+			values: map[string]any{"metrics": map[string]any{"secure": false, "serviceMonitor": map[string]any{"enabled": true}}},
+			check: func(t *testing.T, r rendered) {
+				endpoints, _, _ := unstructured.NestedSlice(r.find("ServiceMonitor", "webchecker").Object, "spec", "endpoints")
+				endpoint := endpoints[0].(map[string]any)
+				assert.Equal(t, "http", endpoint["scheme"])
+				assert.Equal(t, "http-metrics", endpoint["port"])
+				assert.NotContains(t, endpoint, "bearerTokenFile")
+			},
+		},
+		"PrometheusRule": {
+			values: map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true, "webCheckerDown": map[string]any{"for": "10m"}}}},
+			check: func(t *testing.T, r rendered) {
+				rule := r.find("PrometheusRule", "webchecker")
+				require.NotNil(t, rule)
+				groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
+				require.Len(t, groups, 1)
+				alert := groups[0].(map[string]any)["rules"].([]any)[0].(map[string]any)
+				assert.Equal(t, "WebCheckerDown", alert["alert"])
+				assert.Equal(t, "webchecker_probe_success == 0", alert["expr"])
+				assert.Equal(t, "10m", alert["for"])
+				assert.Equal(t, map[string]any{"severity": "warning"}, alert["labels"])
+			},
+		},
+		"custom lease settings": {
+			values: map[string]any{"sharding": map[string]any{
+				"leaseNamespace": "leases", "ringName": "blue", "leaseDuration": "30s", "leaseRenewInterval": "5s", "virtualNodes": 200,
+			}},
+			check: func(t *testing.T, r rendered) {
+				args := managerContainer(t, r).Args
+				for _, want := range []string{"--lease-namespace=leases", "--ring-name=blue", "--lease-duration=30s", "--lease-renew-interval=5s", "--virtual-nodes=200"} {
+					assert.Contains(t, args, want)
+				}
+				assert.Equal(t, "leases", renderedAs[rbacv1.Role](t, r, "Role", "webchecker-manager").Namespace, "the Role follows the Leases")
+				binding := renderedAs[rbacv1.RoleBinding](t, r, "RoleBinding", "webchecker-manager")
+				assert.Equal(t, "leases", binding.Namespace)
+				assert.Equal(t, chartNamespace, binding.Subjects[0].Namespace)
+			},
+		},
+		"probing flags and extra arguments": {
+			values: map[string]any{"manager": map[string]any{
+				"probeWorkers": 8, "dnsServer": "10.0.0.10:53", "logLevel": "debug", "extraArgs": []any{"--zap-encoder=console"},
+			}},
+			check: func(t *testing.T, r rendered) {
+				args := managerContainer(t, r).Args
+				for _, want := range []string{"--probe-workers=8", "--dns-server=10.0.0.10:53", "--zap-log-level=debug"} {
+					assert.Contains(t, args, want)
+				}
+				assert.Equal(t, "--zap-encoder=console", args[len(args)-1], "extra arguments come last, so they win")
+			},
+		},
+		"CRD managed elsewhere, no PDB": {
+			values: map[string]any{"crds": map[string]any{"enabled": false}, "podDisruptionBudget": map[string]any{"enabled": false}},
+			check: func(t *testing.T, r rendered) {
+				assert.Nil(t, r.find("CustomResourceDefinition", "webcheckers.test.network.io"))
+				assert.Nil(t, r.find("PodDisruptionBudget", "webchecker"))
+			},
+		},
+		"image digest": {
+			values: map[string]any{"image": map[string]any{"repository": "registry.example/webchecker", "digest": "sha256:" + strings.Repeat("ab", 32)}},
+			check: func(t *testing.T, r rendered) {
+				assert.Equal(t, "registry.example/webchecker@sha256:"+strings.Repeat("ab", 32), managerContainer(t, r).Image)
+			},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			tc.check(t, renderChart(t, tc.values))
+		})
+	}
+}
+
+func TestChartSchemaRejectsBadValues(t *testing.T) {
+	ch, err := framework.LoadChart()
+	require.NoError(t, err)
+	tests := map[string]struct {
+		values map[string]any
+		want   string
+	}{
+		"misspelt top-level key":  {map[string]any{"replicas": 3}, "additional properties 'replicas' not allowed"},
+		"misspelt nested key":     {map[string]any{"metrics": map[string]any{"secrue": true}}, "additional properties 'secrue' not allowed"},
+		"misspelt deep key":       {map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enable": true}}}, "'enable' not allowed"},
+		"replicas as a word":      {map[string]any{"replicaCount": "three"}, "/replicaCount"},
+		"boolean as a string":     {map[string]any{"metrics": map[string]any{"secure": "yes"}}, "/metrics/secure"},
+		"fractional lease":        {map[string]any{"sharding": map[string]any{"leaseDuration": "2500ms"}}, "/sharding/leaseDuration"},
+		"not a duration":          {map[string]any{"sharding": map[string]any{"leaseRenewInterval": "often"}}, "/sharding/leaseRenewInterval"},
+		"port out of range":       {map[string]any{"health": map[string]any{"port": 70000}}, "/health/port"},
+		"unknown pull policy":     {map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "/image/pullPolicy"},
+		"extra args not a list":   {map[string]any{"manager": map[string]any{"extraArgs": "--zap-devel"}}, "/manager/extraArgs"},
+		"no workers":              {map[string]any{"manager": map[string]any{"probeWorkers": 0}}, "/manager/probeWorkers"},
+		"mistyped security field": {map[string]any{"securityContext": map[string]any{"readOnlyRootFilesytem": true}}, "'readOnlyRootFilesytem' not allowed"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			_, err := framework.RenderChart(ch, chartRelease, chartNamespace, tc.values)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.want)
+		})
+	}
+}
+
+// TestChartCRDIsGenerated fails when the chart's copy of the CRD drifts from
+// config/crd/bases (run make manifests), or when the chart renders it other
+// than verbatim.
+func TestChartCRDIsGenerated(t *testing.T) {
+	root, err := framework.RepoRoot()
+	require.NoError(t, err)
+	generated, err := filepath.Glob(filepath.Join(root, "config", "crd", "bases", "*.yaml"))
+	require.NoError(t, err)
+	copied, err := filepath.Glob(filepath.Join(root, "charts", "webchecker", "files", "crds", "*.yaml"))
+	require.NoError(t, err)
+	require.NotEmpty(t, generated)
+	base := func(paths []string) (out []string) {
+		for _, p := range paths {
+			out = append(out, filepath.Base(p))
+		}
+		return out
+	}
+	require.Equal(t, base(generated), base(copied), "the chart's CRDs are not config/crd/bases: run make manifests")
+	for i := range generated {
+		want, err := os.ReadFile(generated[i])
+		require.NoError(t, err)
+		got, err := os.ReadFile(copied[i])
+		require.NoError(t, err)
+		assert.True(t, bytes.Equal(want, got), "%s drifted from %s: run make manifests", copied[i], generated[i])
+	}
+
+	var crd unstructured.Unstructured
+	data, err := os.ReadFile(filepath.Join(root, "config", "crd", "bases", "test.network.io_webcheckers.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, yaml.Unmarshal(data, &crd.Object))
+	rendered := renderChart(t, nil).find("CustomResourceDefinition", crd.GetName())
+	require.NotNil(t, rendered)
+	assert.Equal(t, crd.Object["spec"], rendered.Object["spec"], "the chart renders the generated CRD verbatim")
+	assert.Equal(t, "keep", rendered.GetAnnotations()["helm.sh/resource-policy"], "helm uninstall must not delete every WebChecker")
+}
+
+// TestChartRBACIsGenerated fails when the chart's rules (every optional
+// feature on) differ from what controller-gen generates from the
+// +kubebuilder:rbac markers into config/rbac/role.yaml.
+func TestChartRBACIsGenerated(t *testing.T) {
+	root, err := framework.RepoRoot()
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(root, "config", "rbac", "role.yaml"))
+	require.NoError(t, err)
+	generated, err := framework.DecodeManifest(string(data))
+	require.NoError(t, err)
+	want := map[string][]string{}
+	for _, obj := range generated {
+		var role rbacv1.ClusterRole // a Role has the same shape
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role))
+		want[obj.GetKind()] = append(want[obj.GetKind()], ruleSet(role.Rules)...)
+	}
+	require.NotEmpty(t, want["ClusterRole"])
+	require.NotEmpty(t, want["Role"])
+
+	r := renderChart(t, chartAllFeatures)
+	assert.ElementsMatch(t, want["ClusterRole"], ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules),
+		"the chart's ClusterRole differs from config/rbac/role.yaml")
+	assert.ElementsMatch(t, want["Role"], ruleSet(renderedAs[rbacv1.Role](t, r, "Role", "webchecker-manager").Rules),
+		"the chart's Role differs from config/rbac/role.yaml")
+}
+
+// ruleSet flattens rules into one "group/resource:verb" (or "url:verb")
+// entry per permission, so that rules compare regardless of how they are
+// grouped and ordered.
+func ruleSet(rules []rbacv1.PolicyRule) []string {
+	var out []string
+	for _, rule := range rules {
+		for _, verb := range rule.Verbs {
+			for _, url := range rule.NonResourceURLs {
+				out = append(out, url+":"+verb)
+			}
+			for _, group := range rule.APIGroups {
+				for _, resource := range rule.Resources {
+					names := rule.ResourceNames
+					if len(names) == 0 {
+						names = []string{""}
+					}
+					for _, name := range names {
+						out = append(out, strings.TrimSuffix(group+"/"+resource+"/"+name, "/")+":"+verb)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// TestChartWebCheckerDownAlert checks the PrometheusRule's rules with
+// promtool (from Debian's prometheus package): they are valid, and the
+// WebCheckerDown alert fires for a failing checker once `for` has passed,
+// and only for it.
+func TestChartWebCheckerDownAlert(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	if err != nil {
+		t.Skip("promtool not installed (apt-get install prometheus)")
+	}
+	r := renderChart(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
+	rule := r.find("PrometheusRule", "webchecker")
+	require.NotNil(t, rule)
+	dir := t.TempDir()
+	rules, err := yaml.Marshal(rule.Object["spec"])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o600))
+	const unitTest = `
+rule_files: [rules.yaml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'webchecker_probe_success{namespace="shop",name="payments"}'
+        values: '0x10'
+      - series: 'webchecker_probe_success{namespace="shop",name="catalog"}'
+        values: '1x10'
+    alert_rule_test:
+      - eval_time: 4m
+        alertname: WebCheckerDown
+        exp_alerts: []
+      - eval_time: 6m
+        alertname: WebCheckerDown
+        exp_alerts:
+          - exp_labels: {severity: warning, namespace: shop, name: payments}
+            exp_annotations:
+              summary: WebChecker shop/payments is down
+              description: "Probes of WebChecker shop/payments have failed for 5m: kubectl describe webchecker -n shop payments"
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.yaml"), []byte(unitTest), 0o600))
+	for _, args := range [][]string{{"check", "rules", "rules.yaml"}, {"test", "rules", "test.yaml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		assert.NoError(t, err, "promtool %s:\n%s", strings.Join(args, " "), out)
+	}
+}

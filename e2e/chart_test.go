@@ -1,0 +1,279 @@
+package e2e_test
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/release"
+	appsv1 "k8s.io/api/apps/v1"
+
+	"github.com/networkio/webchecker/e2e/framework"
+)
+
+// TestChartInstall installs the chart with the Helm SDK into a fresh
+// control plane of its own (no CRD preinstalled, as on a new cluster) and
+// checks what `helm install` creates, that the shipped samples apply, that
+// managers run with the chart's arguments and identity do their work and
+// nothing more, and that `helm upgrade` and `helm uninstall` behave.
+func TestChartInstall(t *testing.T) {
+	ctx := context.Background()
+	cluster, err := framework.StartEmptyControlPlane()
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, cluster.Stop()) }()
+	root, err := framework.RepoRoot()
+	require.NoError(t, err)
+	ch, err := framework.LoadChart()
+	require.NoError(t, err)
+	helm, err := cluster.Helm(chartNamespace)
+	require.NoError(t, err)
+	kubectl := func(args ...string) string {
+		t.Helper()
+		out, err := cluster.Kubectl("", args...)
+		require.NoError(t, err)
+		return out
+	}
+
+	// helm install webchecker charts/webchecker -n webchecker --create-namespace
+	install := action.NewInstall(helm)
+	install.ReleaseName, install.Namespace, install.CreateNamespace = chartRelease, chartNamespace, true
+	installed, err := install.RunWithContext(ctx, ch, nil)
+	require.NoError(t, err)
+	assert.Equal(t, release.StatusDeployed, installed.Info.Status)
+	assert.Contains(t, installed.Info.Notes, "kubectl get webcheckers", "NOTES.txt shows how to see a first WebChecker")
+	kubectl("wait", "--for=condition=Established", "crd/webcheckers.test.network.io", "--timeout=30s")
+	assert.Equal(t, "3", kubectl("get", "deployment", "webchecker", "-n", chartNamespace, "-o", "jsonpath={.spec.replicas}"))
+	// kubectl fails when one of the named objects is missing.
+	kubectl("get", "-n", chartNamespace, "serviceaccount/webchecker", "role/webchecker-manager", "rolebinding/webchecker-manager",
+		"service/webchecker-metrics", "poddisruptionbudget/webchecker")
+	kubectl("get", "clusterrole/webchecker-manager", "clusterrole/webchecker-metrics-reader", "clusterrolebinding/webchecker-manager")
+
+	// kubectl apply -f config/samples/
+	const checkers = "e2e-chart"
+	kubectl("create", "namespace", checkers)
+	applied := kubectl("apply", "-n", checkers, "-f", filepath.Join(root, "config", "samples"))
+	assert.Contains(t, applied, "webchecker.test.network.io/badnews created")
+	assert.Contains(t, applied, "webchecker.test.network.io/example-health created")
+
+	t.Run("least privilege", func(t *testing.T) {
+		deployment := deploymentOf(t, installed.Manifest)
+		runChartManagers(t, cluster, deployment, checkers)
+	})
+
+	// helm upgrade with other values: fewer replicas, longer Leases, plain
+	// metrics (which need neither TokenReviews nor a metrics-reader role),
+	// no PDB.
+	upgrade := action.NewUpgrade(helm)
+	upgrade.Namespace = chartNamespace
+	upgraded, err := upgrade.RunWithContext(ctx, chartRelease, ch, map[string]any{
+		"replicaCount":        2,
+		"sharding":            map[string]any{"leaseDuration": "20s", "leaseRenewInterval": "4s"},
+		"metrics":             map[string]any{"secure": false},
+		"podDisruptionBudget": map[string]any{"enabled": false},
+	})
+	require.NoError(t, err)
+	assert.Equal(t, release.StatusDeployed, upgraded.Info.Status)
+	assert.Equal(t, 2, upgraded.Version)
+	assert.Equal(t, "2", kubectl("get", "deployment", "webchecker", "-n", chartNamespace, "-o", "jsonpath={.spec.replicas}"))
+	args := kubectl("get", "deployment", "webchecker", "-n", chartNamespace, "-o", "jsonpath={.spec.template.spec.containers[0].args}")
+	assert.Contains(t, args, "--lease-duration=20s")
+	assert.Contains(t, args, "--metrics-secure=false")
+	assert.NotContains(t, kubectl("get", "clusterrole", "webchecker-manager", "-o", "yaml"), "tokenreviews")
+	_, err = cluster.Kubectl("", "get", "clusterrole", "webchecker-metrics-reader")
+	assert.ErrorContains(t, err, "NotFound", "upgrade removes what the new values do not render")
+	_, err = cluster.Kubectl("", "get", "poddisruptionbudget", "webchecker", "-n", chartNamespace)
+	assert.ErrorContains(t, err, "NotFound")
+
+	// helm uninstall: nothing of the release is left but the CRD, which
+	// the chart keeps on purpose, and with it the users' WebCheckers.
+	uninstalled, err := action.NewUninstall(helm).Run(chartRelease)
+	require.NoError(t, err)
+	assert.Contains(t, uninstalled.Info, "webcheckers.test.network.io", "Helm reports the kept CRD")
+	left := kubectl("get", "-n", chartNamespace, "-o", "name",
+		"deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,poddisruptionbudgets,secrets,configmaps,leases")
+	assert.Empty(t, strings.TrimSpace(left), "left in the release namespace (Helm keeps the namespace itself)")
+	assert.Empty(t, strings.TrimSpace(kubectl("get", "clusterroles,clusterrolebindings", "-o", "name", "-l", "app.kubernetes.io/instance="+chartRelease)))
+	kubectl("get", "crd", "webcheckers.test.network.io")
+	assert.Contains(t, kubectl("get", "webcheckers", "-n", checkers, "-o", "name"), "webchecker.test.network.io/badnews")
+
+	// Installing again adopts the kept CRD.
+	reinstall := action.NewInstall(helm)
+	reinstall.ReleaseName, reinstall.Namespace = chartRelease, chartNamespace
+	reinstalled, err := reinstall.RunWithContext(ctx, ch, nil)
+	require.NoError(t, err, "helm install after helm uninstall")
+	assert.Equal(t, release.StatusDeployed, reinstalled.Info.Status)
+}
+
+// deploymentOf returns the Deployment in a release's manifest.
+func deploymentOf(t *testing.T, manifest string) *appsv1.Deployment {
+	t.Helper()
+	objs, err := framework.DecodeManifest(manifest)
+	require.NoError(t, err)
+	return renderedAs[appsv1.Deployment](t, objs, "Deployment", "webchecker")
+}
+
+// chartManagerArgs turns the manager container's arguments into those of a
+// local process that stands for the pod named podName. Two things change;
+// every other argument is passed verbatim:
+//   - $(POD_NAME) and $(POD_NAMESPACE) are expanded as the kubelet expands
+//     them from the downward API (the test checks that the Deployment
+//     declares them so);
+//   - --metrics-bind-address and --health-probe-bind-address are dropped:
+//     the replicas share one host here, so framework.StartManager binds
+//     each to a free 127.0.0.1 port instead of :8443 and :8081.
+//
+// framework.StartManager also adds --kubeconfig (a pod gets the same
+// ServiceAccount identity from its in-cluster config) and --dns-server (a
+// loopback stub: tests resolve no real names).
+func chartManagerArgs(t *testing.T, deployment appsv1.Deployment, podName string) []string {
+	t.Helper()
+	container := deployment.Spec.Template.Spec.Containers[0]
+	downward := map[string]string{}
+	for _, env := range container.Env {
+		if env.ValueFrom != nil && env.ValueFrom.FieldRef != nil {
+			downward[env.Name] = env.ValueFrom.FieldRef.FieldPath
+		}
+	}
+	require.Equal(t, map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"}, downward)
+	expand := strings.NewReplacer("$(POD_NAME)", podName, "$(POD_NAMESPACE)", deployment.Namespace)
+	var args []string
+	for _, arg := range container.Args {
+		if strings.HasPrefix(arg, "--metrics-bind-address=") || strings.HasPrefix(arg, "--health-probe-bind-address=") {
+			continue
+		}
+		args = append(args, expand.Replace(arg))
+	}
+	return args
+}
+
+// runChartManagers runs the chart's replicas as local processes with the
+// Deployment's arguments, authenticated as its ServiceAccount, and checks
+// that they probe, write status, Leases and Events, serve metrics only to
+// authorized scrapers, and are refused what the chart did not grant.
+func runChartManagers(t *testing.T, cluster *framework.ControlPlane, deployment *appsv1.Deployment, checkers string) {
+	ctx := context.Background()
+	ns := deployment.Namespace
+	sa := deployment.Spec.Template.Spec.ServiceAccountName
+	kubeconfig, token, err := cluster.ServiceAccountKubeconfig(ctx, ns, sa)
+	require.NoError(t, err)
+
+	target := framework.NewTarget()
+	defer target.Close()
+	local := fmt.Sprintf(`{"apiVersion":"test.network.io/v1alpha1","kind":"WebChecker","metadata":{"name":"local"},"spec":{"host":%q,"interval":"1s","timeout":"500ms"}}`, target.URL())
+	_, err = cluster.Kubectl(local, "apply", "-n", checkers, "-f", "-")
+	require.NoError(t, err)
+
+	var managers []*framework.Manager
+	defer func() {
+		for _, m := range managers {
+			if !m.Exited() {
+				_ = m.Kill()
+			}
+		}
+	}()
+	shards := []string{"webchecker-6c9f7d-a", "webchecker-6c9f7d-b", "webchecker-6c9f7d-c"}
+	for _, shard := range shards {
+		args := chartManagerArgs(t, *deployment, shard)
+		t.Logf("%s: manager %s", shard, strings.Join(args, " "))
+		m, err := framework.StartManager(ctx, framework.ManagerOptions{
+			Binary: managerPath, Kubeconfig: kubeconfig, ShardID: shard, DNSServer: dns.Addr(), Args: args,
+		})
+		require.NoError(t, err)
+		managers = append(managers, m)
+	}
+	logs := func() string {
+		var b strings.Builder
+		for _, m := range managers {
+			b.WriteString(m.Log())
+		}
+		return b.String()
+	}
+
+	readyOf := func(name string) string {
+		out, _ := cluster.Kubectl("", "get", "wc", name, "-n", checkers, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}/{.status.shard}`)
+		return out
+	}
+	require.Eventually(t, func() bool { return strings.HasPrefix(readyOf("local"), "True/ProbeSucceeded/webchecker-6c9f7d-") },
+		20*time.Second, 100*time.Millisecond, "local: %s\n%s", readyOf("local"), logs())
+	require.Eventually(t, func() bool { return strings.HasPrefix(readyOf("badnews"), "False/DNSFailed/webchecker-6c9f7d-") },
+		30*time.Second, 100*time.Millisecond, "badnews: %s", readyOf("badnews"))
+	require.Eventually(t, func() bool {
+		holders, _ := cluster.Kubectl("", "get", "leases", "-n", ns, "-o", "jsonpath={.items[*].spec.holderIdentity}")
+		return holders == strings.Join(shards, " ")
+	}, 10*time.Second, 100*time.Millisecond, "every replica holds a Lease in the release namespace")
+	events, err := cluster.Kubectl("", "get", "events", "-n", checkers, "--field-selector", "involvedObject.name=local", "-o", "jsonpath={.items[*].reason}")
+	require.NoError(t, err)
+	assert.Contains(t, events, "ProbeSucceeded")
+	assert.NotContains(t, logs(), "forbidden", "the chart's RBAC does not cover what the manager does")
+
+	// The same identity is refused what the chart did not grant.
+	intruder := `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"intruder","namespace":"default"}}`
+	for _, refused := range []struct{ stdin, args string }{
+		{"", "get secrets -n " + ns},
+		{"", "get leases -n kube-system"},
+		{intruder, "create --dry-run=server -f -"},
+		{"", "delete webchecker local -n " + checkers + " --dry-run=server"},
+		{"", "get configmaps -n " + checkers},
+	} {
+		_, err := framework.KubectlAs(kubeconfig, refused.stdin, strings.Fields(refused.args)...)
+		assert.ErrorContains(t, err, "forbidden", "kubectl %s as the chart's ServiceAccount", refused.args)
+		t.Logf("refused: kubectl %s: %v", refused.args, err)
+	}
+
+	// Secure metrics: TLS, and only for a bearer token that may GET /metrics.
+	scrape := func(bearer string) (int, string) {
+		client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{
+			// The manager's certificate is self-signed, as in the cluster.
+			TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // loopback test server
+		}}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "https://"+managers[0].MetricsAddr+"/metrics", nil)
+		require.NoError(t, err)
+		if bearer != "" {
+			req.Header.Set("Authorization", "Bearer "+bearer)
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			return 0, err.Error()
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	code, _ := scrape("")
+	assert.Equal(t, http.StatusUnauthorized, code, "anonymous scrape")
+	code, _ = scrape(token)
+	assert.Equal(t, http.StatusForbidden, code, "the manager's own identity is not a metrics reader")
+	for _, args := range [][]string{
+		{"create", "namespace", "monitoring"},
+		{"create", "serviceaccount", "prometheus", "-n", "monitoring"},
+		{"create", "clusterrolebinding", "prometheus-webchecker", "--clusterrole=webchecker-metrics-reader", "--serviceaccount=monitoring:prometheus"},
+	} {
+		_, err := cluster.Kubectl("", args...)
+		require.NoError(t, err)
+	}
+	_, promToken, err := cluster.ServiceAccountKubeconfig(ctx, "monitoring", "prometheus")
+	require.NoError(t, err)
+	var body string
+	assert.Eventually(t, func() bool {
+		code, body = scrape(promToken)
+		return code == http.StatusOK
+	}, 10*time.Second, 200*time.Millisecond, "a scraper bound to webchecker-metrics-reader: %d %s", code, body)
+	assert.Contains(t, body, "controller_runtime_reconcile_total")
+
+	// SIGTERM: each replica releases its Lease.
+	for _, m := range managers {
+		require.NoError(t, m.Terminate(15*time.Second), m.Log())
+	}
+	leases, err := cluster.Kubectl("", "get", "leases", "-n", ns, "-o", "name")
+	require.NoError(t, err)
+	assert.Empty(t, strings.TrimSpace(leases), "Leases left after SIGTERM")
+}

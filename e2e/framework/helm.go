@@ -1,0 +1,87 @@
+package framework
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"helm.sh/helm/v3/pkg/action"
+	"helm.sh/helm/v3/pkg/chart"
+	"helm.sh/helm/v3/pkg/chart/loader"
+	"helm.sh/helm/v3/pkg/chartutil"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/cli-runtime/pkg/genericclioptions"
+)
+
+// KubeVersion is the Kubernetes version the control plane runs; charts are
+// rendered for it.
+const KubeVersion = "v1.37.2"
+
+// LoadChart loads the project's Helm chart from <repo>/charts/webchecker.
+func LoadChart() (*chart.Chart, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return nil, err
+	}
+	ch, err := loader.Load(filepath.Join(root, "charts", "webchecker"))
+	if err != nil {
+		return nil, fmt.Errorf("loading chart: %w", err)
+	}
+	return ch, nil
+}
+
+// RenderChart renders ch as `helm template` does (no cluster; values
+// checked against values.schema.json) for a release name in namespace and
+// returns the rendered objects.
+func RenderChart(ch *chart.Chart, name, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
+	install := action.NewInstall(&action.Configuration{})
+	install.DryRun, install.ClientOnly, install.Replace = true, true, true
+	install.ReleaseName, install.Namespace = name, namespace
+	kubeVersion, err := chartutil.ParseKubeVersion(KubeVersion)
+	if err != nil {
+		return nil, fmt.Errorf("parsing Kubernetes version: %w", err)
+	}
+	install.KubeVersion = kubeVersion
+	rel, err := install.Run(ch, values)
+	if err != nil {
+		return nil, fmt.Errorf("rendering chart: %w", err)
+	}
+	return DecodeManifest(rel.Manifest)
+}
+
+// DecodeManifest splits a multi-document YAML manifest (a release's
+// manifest) into objects, skipping empty documents.
+func DecodeManifest(manifest string) ([]*unstructured.Unstructured, error) {
+	decoder := utilyaml.NewYAMLOrJSONDecoder(bytes.NewBufferString(manifest), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		obj := &unstructured.Unstructured{}
+		err := decoder.Decode(&obj.Object)
+		if errors.Is(err, io.EOF) {
+			return objs, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decoding manifest: %w", err)
+		}
+		if len(obj.Object) > 0 {
+			objs = append(objs, obj)
+		}
+	}
+}
+
+// Helm returns a Helm action configuration for releases in namespace of
+// this control plane, acting as its admin and storing releases in Secrets
+// as the helm CLI does.
+func (cp *ControlPlane) Helm(namespace string) (*action.Configuration, error) {
+	flags := genericclioptions.NewConfigFlags(false)
+	cacheDir := filepath.Join(cp.dir, "helm-cache")
+	flags.KubeConfig, flags.Namespace, flags.CacheDir = &cp.KubeconfigPath, &namespace, &cacheDir
+	cfg := &action.Configuration{}
+	if err := cfg.Init(flags, namespace, "secret", func(string, ...any) {}); err != nil {
+		return nil, fmt.Errorf("initialising helm: %w", err)
+	}
+	return cfg, nil
+}
