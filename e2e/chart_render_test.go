@@ -437,9 +437,7 @@ func ruleSet(rules []rbacv1.PolicyRule) []string {
 // and only for it.
 func TestChartWebCheckerDownAlert(t *testing.T) {
 	promtool, err := exec.LookPath("promtool")
-	if err != nil {
-		t.Skip("promtool not installed (apt-get install prometheus)")
-	}
+	require.NoError(t, err, "promtool comes with Debian's prometheus package: make prometheus")
 	r := renderChart(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
 	rule := r.find("PrometheusRule", "webchecker")
 	require.NotNil(t, rule)
@@ -457,6 +455,11 @@ tests:
         values: '0x10'
       - series: 'webchecker_probe_success{namespace="shop",name="catalog"}'
         values: '1x10'
+      # Down all along, but moved from one replica to another after 2m.
+      - series: 'webchecker_probe_success{namespace="shop",name="moved",instance="replica-a"}'
+        values: '0 0 0'
+      - series: 'webchecker_probe_success{namespace="shop",name="moved",instance="replica-b"}'
+        values: '_ _ _ 0x7'
     alert_rule_test:
       - eval_time: 4m
         alertname: WebCheckerDown
@@ -468,6 +471,10 @@ tests:
             exp_annotations:
               summary: WebChecker shop/payments is down
               description: "Probes of WebChecker shop/payments have failed for 5m: kubectl describe webchecker -n shop payments"
+          - exp_labels: {severity: warning, namespace: shop, name: moved}
+            exp_annotations:
+              summary: WebChecker shop/moved is down
+              description: "Probes of WebChecker shop/moved have failed for 5m: kubectl describe webchecker -n shop moved"
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.yaml"), []byte(unitTest), 0o600))
 	for _, args := range [][]string{{"check", "rules", "rules.yaml"}, {"test", "rules", "test.yaml"}} {
