@@ -260,7 +260,7 @@ func TestChartValues(t *testing.T) {
 				require.Len(t, groups, 1)
 				alert := groups[0].(map[string]any)["rules"].([]any)[0].(map[string]any)
 				assert.Equal(t, "WebCheckerDown", alert["alert"])
-				assert.Equal(t, "webchecker_probe_success == 0", alert["expr"])
+				assert.Equal(t, "max by (namespace, name) (max_over_time(webchecker_probe_success[1m])) == 0", alert["expr"])
 				assert.Equal(t, "10m", alert["for"])
 				assert.Equal(t, map[string]any{"severity": "warning"}, alert["labels"])
 			},
