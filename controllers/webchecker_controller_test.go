@@ -321,11 +321,17 @@ func TestInvalidSpecsAreRejectedByTheAPIServer(t *testing.T) {
 		"bodyMatch with HEAD": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
 			s.Method, s.BodyMatch = "HEAD", &webcheckerv1alpha1.BodyMatch{Regex: "ok"}
 		}, "bodyMatch cannot be used with method HEAD"},
-		"unbalanced regex":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "(ok"} }, "regex must be a valid RE2 regular expression"},
-		"lookahead regex":   {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "(?=ok)"} }, "regex must be a valid RE2 regular expression"},
-		"empty regex":       {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.BodyMatch = &webcheckerv1alpha1.BodyMatch{} }, "spec.bodyMatch.regex"},
-		"huge maxBodyBytes": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "ok", MaxBodyBytes: ptr.To[int64](2 << 20)} }, "should be less than or equal to 1048576"},
-		"zero maxBodyBytes": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "ok", MaxBodyBytes: ptr.To[int64](0)} }, "should be greater than or equal to 1"},
+		"unbalanced regex": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "(ok"} }, "regex must be a valid RE2 regular expression"},
+		"lookahead regex": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "(?=ok)"}
+		}, "regex must be a valid RE2 regular expression"},
+		"empty regex": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.BodyMatch = &webcheckerv1alpha1.BodyMatch{} }, "spec.bodyMatch.regex"},
+		"huge maxBodyBytes": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "ok", MaxBodyBytes: ptr.To[int64](2 << 20)}
+		}, "should be less than or equal to 1048576"},
+		"zero maxBodyBytes": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "ok", MaxBodyBytes: ptr.To[int64](0)}
+		}, "should be greater than or equal to 1"},
 		"header name with a space": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
 			s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "X Api", Value: "1"}}
 		}, "spec.headers[0].name"},
@@ -361,10 +367,14 @@ func TestInvalidSpecsAreRejectedByTheAPIServer(t *testing.T) {
 		"insecure with a CA": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
 			s.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true, CASecretRef: &webcheckerv1alpha1.SecretKeySelector{Name: "ca", Key: "ca.crt"}}
 		}, "caSecretRef has no effect with insecureSkipVerify"},
-		"unknown TLS version":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TLS = &webcheckerv1alpha1.TLSOptions{MinVersion: "1.4"} }, `supported values: "1.0", "1.1", "1.2", "1.3"`},
-		"invalid server name":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TLS = &webcheckerv1alpha1.TLSOptions{ServerName: "exa mple.com"} }, "spec.tls.serverName"},
-		"negative cert expiry": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TLS = &webcheckerv1alpha1.TLSOptions{CertExpiryWarning: &metav1.Duration{Duration: -time.Hour}} }, "spec.tls.certExpiryWarning"},
-		"unknown IP family":    {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.IPFamily = "IPv5" }, `supported values: "IPv4", "IPv6", "Any"`},
+		"unknown TLS version": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TLS = &webcheckerv1alpha1.TLSOptions{MinVersion: "1.4"} }, `supported values: "1.0", "1.1", "1.2", "1.3"`},
+		"invalid server name": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.TLS = &webcheckerv1alpha1.TLSOptions{ServerName: "exa mple.com"}
+		}, "spec.tls.serverName"},
+		"negative cert expiry": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.TLS = &webcheckerv1alpha1.TLSOptions{CertExpiryWarning: &metav1.Duration{Duration: -time.Hour}}
+		}, "spec.tls.certExpiryWarning"},
+		"unknown IP family": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.IPFamily = "IPv5" }, `supported values: "IPv4", "IPv6", "Any"`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

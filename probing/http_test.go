@@ -541,7 +541,12 @@ func TestHTTPProberInvalidTarget(t *testing.T) {
 			target:      probing.Target{URL: "http://user:secret@127.0.0.1:badport/", Timeout: time.Second},
 			wantContain: "invalid port",
 		},
-		"POST":              {target: probing.Target{URL: "http://127.0.0.1/", Method: "POST", Timeout: time.Second}, wantContain: `unsupported method "POST"`},
+		"TRACE":             {target: probing.Target{URL: "http://127.0.0.1/", Method: "TRACE", Timeout: time.Second}, wantContain: `unsupported method "TRACE"`},
+		"unknown IP family": {target: probing.Target{URL: "http://127.0.0.1/", Timeout: time.Second, IPFamily: "IPv5"}, wantContain: `unknown IP family "IPv5"`},
+		"CA without certificates": {
+			target:      probing.Target{URL: "https://127.0.0.1/", Timeout: time.Second, TLS: probing.TLSOptions{RootCAs: []byte("not PEM")}},
+			wantContain: "CA bundle holds no PEM-encoded certificate",
+		},
 		"malformed method":  {target: probing.Target{URL: "http://127.0.0.1/", Method: "GE T", Timeout: time.Second}, wantContain: "unsupported method"},
 		"zero timeout":      {target: probing.Target{URL: "http://127.0.0.1/"}, wantContain: "timeout 0s is not positive"},
 		"negative timeout":  {target: probing.Target{URL: "http://127.0.0.1/", Timeout: -time.Second}, wantContain: "not positive"},
