@@ -44,6 +44,11 @@ type ReplicaOptions struct {
 	Clock clock.WithTickerAndDelayedExecution
 	// Logger is the parent logger of every component.
 	Logger logr.Logger
+	// SecretAccess lets checkers read header values, credentials and CA
+	// bundles from Secrets in their namespace (read and watched through
+	// the manager's cache). When false the replica never reads or watches
+	// a Secret, and needs no RBAC for them.
+	SecretAccess bool
 }
 
 // CacheOptions restricts the manager's cache to what a replica needs: the
@@ -127,6 +132,9 @@ func Setup(mgr ctrl.Manager, opts ReplicaOptions) (*Replica, error) {
 		}
 	}
 	reconciler := &WebCheckerReconciler{Scheduler: r.Scheduler, Ownership: r.Assigner, Trigger: trigger}
+	if opts.SecretAccess {
+		reconciler.Secrets = mgr.GetClient()
+	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up webchecker controller: %w", err)
 	}

@@ -1,19 +1,12 @@
 package probing_test
 
 import (
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
-	"crypto/x509"
-	"crypto/x509/pkix"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
 	"io"
 	"log"
-	"math/big"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -26,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // seen is what a recording server saw of the last request.
@@ -196,51 +190,15 @@ func TestHTTPProberBodyMatch(t *testing.T) {
 	assert.Equal(t, probing.ReasonUnexpectedStatus, res.Reason)
 }
 
-// certificate is a generated key pair.
-type certificate struct {
-	tls  tls.Certificate
-	x509 *x509.Certificate
-	pem  []byte
-}
-
-// newCertificate generates a self-signed CA certificate valid for
-// 127.0.0.1 and the given name between notBefore and notAfter.
-func newCertificate(t *testing.T, name string, notBefore, notAfter time.Time) certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	require.NoError(t, err)
-	tmpl := &x509.Certificate{
-		SerialNumber:          big.NewInt(time.Now().UnixNano()),
-		Subject:               pkix.Name{CommonName: name},
-		NotBefore:             notBefore,
-		NotAfter:              notAfter,
-		DNSNames:              []string{name},
-		IPAddresses:           []net.IP{net.IPv4(127, 0, 0, 1)},
-		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		BasicConstraintsValid: true,
-		IsCA:                  true,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	require.NoError(t, err)
-	parsed, err := x509.ParseCertificate(der)
-	require.NoError(t, err)
-	return certificate{
-		tls:  tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: parsed},
-		x509: parsed,
-		pem:  pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
-	}
-}
-
 // startTLSServer serves 200 over TLS with cert (httptest's own when nil)
 // and at most TLS version maxVersion (when not zero).
-func startTLSServer(t *testing.T, cert *certificate, maxVersion uint16) *httptest.Server {
+func startTLSServer(t *testing.T, cert *probetest.Certificate, maxVersion uint16) *httptest.Server {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshake errors are expected
 	srv.TLS = &tls.Config{MaxVersion: maxVersion}
 	if cert != nil {
-		srv.TLS.Certificates = []tls.Certificate{cert.tls}
+		srv.TLS.Certificates = []tls.Certificate{cert.TLS}
 	}
 	srv.StartTLS()
 	t.Cleanup(srv.Close)
@@ -257,7 +215,7 @@ func TestHTTPProberTLSOptions(t *testing.T) {
 	srv := startTLSServer(t, nil, 0)
 	tls12 := startTLSServer(t, nil, tls.VersionTLS12)
 	ca := serverCA(srv)
-	other := newCertificate(t, "other.test", time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	other := probetest.NewCertificate(t, "other.test", time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 
 	tests := map[string]struct {
 		url         string
@@ -267,7 +225,7 @@ func TestHTTPProberTLSOptions(t *testing.T) {
 	}{
 		"CA given":                  {srv.URL, probing.TLSOptions{RootCAs: ca}, probing.ReasonSucceeded, ""},
 		"no CA: self-signed fails":  {srv.URL, probing.TLSOptions{}, probing.ReasonTLSError, "certificate signed by unknown authority"},
-		"another CA fails":          {srv.URL, probing.TLSOptions{RootCAs: other.pem}, probing.ReasonTLSError, "certificate signed by unknown authority"},
+		"another CA fails":          {srv.URL, probing.TLSOptions{RootCAs: other.PEM}, probing.ReasonTLSError, "certificate signed by unknown authority"},
 		"insecureSkipVerify":        {srv.URL, probing.TLSOptions{InsecureSkipVerify: true}, probing.ReasonSucceeded, ""},
 		"serverName in certificate": {srv.URL, probing.TLSOptions{RootCAs: ca, ServerName: "example.com"}, probing.ReasonSucceeded, ""},
 		"serverName not in certificate": {
@@ -294,8 +252,8 @@ func TestHTTPProberCertificateExpiry(t *testing.T) {
 	t.Parallel()
 	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
 	now := time.Now()
-	soon := newCertificate(t, "soon.test", now.Add(-time.Hour), now.Add(48*time.Hour).Truncate(time.Second))
-	expired := newCertificate(t, "expired.test", now.Add(-48*time.Hour), now.Add(-time.Hour).Truncate(time.Second))
+	soon := probetest.NewCertificate(t, "soon.test", now.Add(-time.Hour), now.Add(48*time.Hour).Truncate(time.Second))
+	expired := probetest.NewCertificate(t, "expired.test", now.Add(-48*time.Hour), now.Add(-time.Hour).Truncate(time.Second))
 	soonSrv := startTLSServer(t, &soon, 0)
 	expiredSrv := startTLSServer(t, &expired, 0)
 	const fortnight = 14 * 24 * time.Hour
@@ -308,13 +266,13 @@ func TestHTTPProberCertificateExpiry(t *testing.T) {
 		wantMessage string
 		wantExpiry  time.Time
 	}{
-		"expires within the warning": {soonSrv.URL, probing.TLSOptions{RootCAs: soon.pem}, fortnight, probing.ReasonCertificateExpiring,
-			fmt.Sprintf(`certificate "soon.test" expires at %s, in less than 336h0m0s`, soon.x509.NotAfter.UTC().Format(time.RFC3339)), soon.x509.NotAfter},
-		"expires after the warning": {soonSrv.URL, probing.TLSOptions{RootCAs: soon.pem}, 24 * time.Hour, probing.ReasonSucceeded, probing.ReadyMessage, soon.x509.NotAfter},
-		"warning off":               {soonSrv.URL, probing.TLSOptions{RootCAs: soon.pem}, 0, probing.ReasonSucceeded, probing.ReadyMessage, soon.x509.NotAfter},
-		"expired, verified":         {expiredSrv.URL, probing.TLSOptions{RootCAs: expired.pem}, fortnight, probing.ReasonTLSError, "certificate has expired", time.Time{}},
+		"expires within the warning": {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, fortnight, probing.ReasonCertificateExpiring,
+			fmt.Sprintf(`certificate "soon.test" expires at %s, in less than 336h0m0s`, soon.X509.NotAfter.UTC().Format(time.RFC3339)), soon.X509.NotAfter},
+		"expires after the warning": {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, 24 * time.Hour, probing.ReasonSucceeded, probing.ReadyMessage, soon.X509.NotAfter},
+		"warning off":               {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, 0, probing.ReasonSucceeded, probing.ReadyMessage, soon.X509.NotAfter},
+		"expired, verified":         {expiredSrv.URL, probing.TLSOptions{RootCAs: expired.PEM}, fortnight, probing.ReasonTLSError, "certificate has expired", time.Time{}},
 		"expired, not verified": {expiredSrv.URL, probing.TLSOptions{InsecureSkipVerify: true}, fortnight, probing.ReasonCertificateExpiring,
-			fmt.Sprintf(`certificate "expired.test" expired at %s`, expired.x509.NotAfter.UTC().Format(time.RFC3339)), expired.x509.NotAfter},
+			fmt.Sprintf(`certificate "expired.test" expired at %s`, expired.X509.NotAfter.UTC().Format(time.RFC3339)), expired.X509.NotAfter},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -21,6 +21,10 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 	log := ctrl.Log.WithName("setup")
+	policy, err := opts.egressPolicy()
+	if err != nil {
+		return err
+	}
 
 	scheme, err := controllers.NewScheme()
 	if err != nil {
@@ -45,7 +49,9 @@ func run(ctx context.Context, opts options) error {
 		Prober: probing.NewHTTPProber(probing.HTTPProberOptions{
 			DNSServer: opts.dnsServer,
 			UserAgent: "webchecker (shard " + opts.shardID + ")",
+			Egress:    policy,
 		}),
+		SecretAccess:   opts.secretAccess,
 		ProbeWorkers:   opts.probeWorkers,
 		LeaseNamespace: opts.leaseNamespace,
 		RingName:       opts.ringName,
@@ -65,7 +71,8 @@ func run(ctx context.Context, opts options) error {
 	}
 
 	log.Info("Starting manager", "shardID", opts.shardID, "probeWorkers", opts.probeWorkers, "dnsServer", opts.dnsServer,
-		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration)
+		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration,
+		"secretAccess", opts.secretAccess, "egressPolicy", policy.String())
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}
