@@ -108,11 +108,7 @@ func checkersUsingSecret(reader client.Reader) func(context.Context, *corev1.Sec
 			// is missing, a programming error.
 			return nil
 		}
-		requests := make([]reconcile.Request, 0, len(list.Items))
-		for i := range list.Items {
-			requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
-		}
-		return requests
+		return requestsFor(list.Items)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
@@ -49,6 +50,10 @@ type ReplicaOptions struct {
 	// the manager's cache). When false the replica never reads or watches
 	// a Secret, and needs no RBAC for them.
 	SecretAccess bool
+	// NamespaceSelector, when not nil, limits the namespaces served to
+	// those whose labels match; build the cache with a NamespaceScope of
+	// the same selector.
+	NamespaceSelector labels.Selector
 }
 
 // CacheOptions restricts the manager's cache to what a replica needs: the
@@ -135,6 +140,7 @@ func Setup(mgr ctrl.Manager, opts ReplicaOptions) (*Replica, error) {
 	if opts.SecretAccess {
 		reconciler.Secrets = mgr.GetClient()
 	}
+	reconciler.NamespaceSelector = opts.NamespaceSelector
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up webchecker controller: %w", err)
 	}

@@ -18,6 +18,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -40,6 +41,8 @@ const (
 var (
 	// k8sClient talks to the API server directly (no cache).
 	k8sClient client.Client
+	// k8sConfig reaches the API server, for managers of a test's own.
+	k8sConfig *rest.Config
 	// dns is the loopback resolver the prober uses: it knows only the names
 	// the tests register, so no query ever leaves the machine.
 	dns *probetest.DNSServer
@@ -75,6 +78,7 @@ func runSuite(m *testing.M, cp *framework.ControlPlane) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	k8sConfig = cp.Config
 	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

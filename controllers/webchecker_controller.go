@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -82,6 +83,11 @@ type WebCheckerReconciler struct {
 	// access off: no Secret is read or watched, and checkers that refer to
 	// one report ReasonSecretAccessDisabled.
 	Secrets client.Reader
+	// NamespaceSelector, when not nil, limits the checkers served to the
+	// namespaces whose labels match it; the manager's cache must hold only
+	// those Namespaces (see NamespaceScope.ApplyTo). Checkers elsewhere are
+	// not probed and their status is left alone.
+	NamespaceSelector labels.Selector
 }
 
 func (r *WebCheckerReconciler) now() time.Time {
@@ -95,6 +101,7 @@ func (r *WebCheckerReconciler) now() time.Time {
 // +kubebuilder:rbac:groups=test.network.io,resources=webcheckers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 // SetupWithManager registers the reconciler with mgr.
 func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -125,6 +132,10 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Secret{},
 			handler.TypedEnqueueRequestsFromMapFunc(checkersUsingSecret(mgr.GetCache()))))
 	}
+	if r.NamespaceSelector != nil {
+		b = b.WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Namespace{},
+			handler.TypedEnqueueRequestsFromMapFunc(checkersInNamespace(mgr.GetCache()))))
+	}
 	return b.Complete(r)
 }
 
@@ -144,6 +155,16 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		// owner.
 		r.Scheduler.Remove(key)
 		return ctrl.Result{}, nil
+	}
+	if r.NamespaceSelector != nil {
+		selected, err := namespaceSelected(ctx, r.Client, key.Namespace)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !selected {
+			r.Scheduler.Remove(key)
+			return ctrl.Result{}, nil
+		}
 	}
 
 	var secrets SecretValues

@@ -8,6 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/probing/egress"
 	"github.com/networkio/webchecker/sharding/membership"
 	"github.com/networkio/webchecker/sharding/ring"
@@ -32,6 +35,9 @@ type options struct {
 	denyCIDRs           string
 	allowCIDRs          string
 	denyPrivateNetworks bool
+
+	watchNamespaces   string
+	namespaceSelector string
 }
 
 func defaultOptions() options {
@@ -78,7 +84,27 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.secretAccess, "secret-access", o.secretAccess, "Let checkers read header values, credentials and CA bundles from Secrets in their own namespace. When false no Secret is read or watched (the secrets RBAC rule can be dropped) and checkers that refer to one report SecretAccessDisabled.")
 	fs.StringVar(&o.denyCIDRs, "deny-cidrs", o.denyCIDRs, "Comma-separated address ranges probes must never connect to, checked on the resolved address of every connection (redirects included). Empty denies nothing.")
 	fs.StringVar(&o.allowCIDRs, "allow-cidrs", o.allowCIDRs, "Comma-separated address ranges probes may connect to even inside a denied range (--deny-cidrs, --deny-private-networks).")
+	fs.StringVar(&o.watchNamespaces, "watch-namespaces", o.watchNamespaces, "Comma-separated namespaces whose WebCheckers (and Secrets) are watched and served; empty means all.")
+	fs.StringVar(&o.namespaceSelector, "namespace-selector", o.namespaceSelector, "Label selector (such as team=platform) of the namespaces whose WebCheckers are served; empty means all. Needs list/watch on namespaces.")
 	fs.BoolVar(&o.denyPrivateNetworks, "deny-private-networks", o.denyPrivateNetworks, "Also deny loopback, RFC 1918 private, carrier-grade NAT, IPv6 unique local and unspecified addresses.")
+}
+
+// namespaceScope is the namespaces served, given by the flags.
+func (o options) namespaceScope() (controllers.NamespaceScope, error) {
+	var scope controllers.NamespaceScope
+	for _, ns := range strings.Split(o.watchNamespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			scope.Namespaces = append(scope.Namespaces, ns)
+		}
+	}
+	if o.namespaceSelector != "" {
+		selector, err := labels.Parse(o.namespaceSelector)
+		if err != nil {
+			return scope, fmt.Errorf("--namespace-selector: %w", err)
+		}
+		scope.Selector = selector
+	}
+	return scope, nil
 }
 
 // egressPolicy is the probes' egress policy given by the flags.
@@ -122,6 +148,9 @@ func (o options) validate() error {
 		errs = append(errs, errors.New("--virtual-nodes must be at least 1"))
 	}
 	if _, err := o.egressPolicy(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := o.namespaceScope(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

@@ -33,6 +33,20 @@ func TestOptionsFromFlags(t *testing.T) {
 	}
 }
 
+func TestNamespaceScopeFromFlags(t *testing.T) {
+	opts := defaultOptions()
+	scope, err := opts.namespaceScope()
+	require.NoError(t, err)
+	assert.Empty(t, scope.Namespaces)
+	assert.Nil(t, scope.Selector, "every namespace by default")
+
+	opts.watchNamespaces, opts.namespaceSelector = "team-a, team-b,", "webchecker=on"
+	scope, err = opts.namespaceScope()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"team-a", "team-b"}, scope.Namespaces)
+	assert.Equal(t, "webchecker=on", scope.Selector.String())
+}
+
 func TestEgressDefaults(t *testing.T) {
 	policy, err := defaultOptions().egressPolicy()
 	require.NoError(t, err)
@@ -58,6 +72,7 @@ func TestOptionsValidate(t *testing.T) {
 		"renewal slower than fencing": {func(o *options) { o.leaseRenewInterval = 9 * time.Second }, "--lease-renew-interval"},
 		"no virtual nodes":            {func(o *options) { o.virtualNodes = 0 }, "--virtual-nodes"},
 		"bad deny range":              {func(o *options) { o.denyCIDRs = "169.254.0.0/16,10.0.0.0/33" }, `--deny-cidrs: invalid address range "10.0.0.0/33"`},
+		"bad namespace selector":      {func(o *options) { o.namespaceSelector = "team in (a" }, "--namespace-selector"},
 		"bad allow range":             {func(o *options) { o.allowCIDRs = "example.com" }, `--allow-cidrs: invalid address range "example.com"`},
 	}
 	for name, tc := range tests {

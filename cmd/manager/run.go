@@ -25,6 +25,10 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return err
 	}
+	scope, err := opts.namespaceScope()
+	if err != nil {
+		return err
+	}
 
 	scheme, err := controllers.NewScheme()
 	if err != nil {
@@ -37,7 +41,7 @@ func run(ctx context.Context, opts options) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  controllers.CacheOptions(opts.leaseNamespace, opts.ringName),
+		Cache:                  scope.ApplyTo(controllers.CacheOptions(opts.leaseNamespace, opts.ringName)),
 		Metrics:                metricsserver.Options{BindAddress: opts.metricsAddr},
 		HealthProbeBindAddress: opts.probeAddr,
 	})
@@ -51,15 +55,16 @@ func run(ctx context.Context, opts options) error {
 			UserAgent: "webchecker (shard " + opts.shardID + ")",
 			Egress:    policy,
 		}),
-		SecretAccess:   opts.secretAccess,
-		ProbeWorkers:   opts.probeWorkers,
-		LeaseNamespace: opts.leaseNamespace,
-		RingName:       opts.ringName,
-		LeaseDuration:  opts.leaseDuration,
-		RenewInterval:  opts.leaseRenewInterval,
-		SafetyMargin:   opts.safetyMargin(),
-		VirtualNodes:   opts.virtualNodes,
-		Logger:         ctrl.Log,
+		SecretAccess:      opts.secretAccess,
+		NamespaceSelector: scope.Selector,
+		ProbeWorkers:      opts.probeWorkers,
+		LeaseNamespace:    opts.leaseNamespace,
+		RingName:          opts.ringName,
+		LeaseDuration:     opts.leaseDuration,
+		RenewInterval:     opts.leaseRenewInterval,
+		SafetyMargin:      opts.safetyMargin(),
+		VirtualNodes:      opts.virtualNodes,
+		Logger:            ctrl.Log,
 	}); err != nil {
 		return err
 	}
@@ -72,7 +77,7 @@ func run(ctx context.Context, opts options) error {
 
 	log.Info("Starting manager", "shardID", opts.shardID, "probeWorkers", opts.probeWorkers, "dnsServer", opts.dnsServer,
 		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration,
-		"secretAccess", opts.secretAccess, "egressPolicy", policy.String())
+		"secretAccess", opts.secretAccess, "egressPolicy", policy.String(), "namespaces", scope.String())
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}
