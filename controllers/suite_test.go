@@ -116,12 +116,10 @@ func startManager(ctx context.Context, cp *framework.ControlPlane, scheme *runti
 	if err != nil {
 		return nil, err
 	}
+	prober := probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr(), Egress: egress.NewPolicy(egress.Options{Deny: deny})})
 	if _, err := controllers.Setup(mgr, controllers.ReplicaOptions{
-		ShardID: testShardID,
-		Prober: probing.NewHTTPProber(probing.HTTPProberOptions{
-			DNSServer: dns.Addr(),
-			Egress:    egress.NewPolicy(egress.Options{Deny: deny}),
-		}),
+		ShardID:        testShardID,
+		Prober:         prober,
 		SecretAccess:   true,
 		ProbeWorkers:   16,
 		InitialJitter:  200 * time.Millisecond,

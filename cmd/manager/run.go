@@ -55,16 +55,17 @@ func run(ctx context.Context, opts options) error {
 			UserAgent: "webchecker (shard " + opts.shardID + ")",
 			Egress:    policy,
 		}),
+		ProbeWorkers:   opts.probeWorkers,
+		LeaseNamespace: opts.leaseNamespace,
+		RingName:       opts.ringName,
+		LeaseDuration:  opts.leaseDuration,
+		RenewInterval:  opts.leaseRenewInterval,
+		SafetyMargin:   opts.safetyMargin(),
+		VirtualNodes:   opts.virtualNodes,
+		Logger:         ctrl.Log,
+
 		SecretAccess:      opts.secretAccess,
 		NamespaceSelector: scope.Selector,
-		ProbeWorkers:      opts.probeWorkers,
-		LeaseNamespace:    opts.leaseNamespace,
-		RingName:          opts.ringName,
-		LeaseDuration:     opts.leaseDuration,
-		RenewInterval:     opts.leaseRenewInterval,
-		SafetyMargin:      opts.safetyMargin(),
-		VirtualNodes:      opts.virtualNodes,
-		Logger:            ctrl.Log,
 	}); err != nil {
 		return err
 	}
