@@ -4,8 +4,6 @@ import (
 	"crypto/tls"
 	"fmt"
 	"net/http"
-	"regexp"
-	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -59,12 +57,10 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 	if timeout >= interval {
 		return scheduler.Check{}, fmt.Errorf("invalid target: timeout %s must be less than interval %s", timeout, interval)
 	}
-	codes := make([]int, 0, len(spec.ExpectedStatusCodes))
-	for _, c := range spec.ExpectedStatusCodes {
-		codes = append(codes, int(c))
+	codes, err := probing.ParseStatusCodes(spec.ExpectedStatusCodes)
+	if err != nil {
+		return scheduler.Check{}, fmt.Errorf("invalid target: expectedStatusCodes: %w", err)
 	}
-	// A set: the order in which the user listed the codes is not a change.
-	slices.Sort(codes)
 	target := probing.Target{
 		URL:                 url,
 		Method:              method,
@@ -81,13 +77,12 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 		target.IPFamily = probing.IPFamilyIPv6
 	}
 	if m := spec.BodyMatch; m != nil {
-		re, err := regexp.Compile(m.Regex)
-		if err != nil {
-			return scheduler.Check{}, fmt.Errorf("invalid target: bodyMatch.regex: %w", err)
-		}
-		target.BodyMatch = &probing.BodyMatch{Regexp: re, Invert: m.Invert}
+		var maxBytes int64
 		if m.MaxBodyBytes != nil {
-			target.BodyMatch.MaxBytes = *m.MaxBodyBytes
+			maxBytes = *m.MaxBodyBytes
+		}
+		if target.BodyMatch, err = probing.NewBodyMatch(m.Regex, m.Invert, maxBytes); err != nil {
+			return scheduler.Check{}, fmt.Errorf("invalid target: bodyMatch: %w", err)
 		}
 	}
 	if o := spec.TLS; o != nil {

@@ -2,6 +2,7 @@ package probing
 
 import (
 	"bytes"
+	"fmt"
 	"regexp"
 	"slices"
 	"time"
@@ -41,6 +42,48 @@ type Target struct {
 	CertExpiryWarning time.Duration
 	// IPFamily restricts the addresses connected to; IPFamilyAny uses both.
 	IPFamily IPFamily
+}
+
+// Limits of the options parsed by ParseStatusCodes and NewBodyMatch, the
+// same as the CRD's.
+const (
+	MinStatusCode       = 100
+	MaxStatusCode       = 599
+	MaxBodyMatchBytes   = 1 << 20
+	MaxBodyMatchPattern = 1024
+)
+
+// ParseStatusCodes checks a list of accepted status codes (each between
+// 100 and 599) and returns it sorted, without duplicates: a set, whose
+// order is not a change.
+func ParseStatusCodes(codes []int32) ([]int, error) {
+	out := make([]int, 0, len(codes))
+	for _, c := range codes {
+		if c < MinStatusCode || c > MaxStatusCode {
+			return nil, fmt.Errorf("status code %d is not between %d and %d", c, MinStatusCode, MaxStatusCode)
+		}
+		out = append(out, int(c))
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// NewBodyMatch compiles an RE2 regular expression (Go syntax) into a
+// BodyMatch reading at most maxBytes (0 means the prober's BodyLimit).
+func NewBodyMatch(pattern string, invert bool, maxBytes int64) (*BodyMatch, error) {
+	switch {
+	case pattern == "":
+		return nil, fmt.Errorf("empty regular expression")
+	case len(pattern) > MaxBodyMatchPattern:
+		return nil, fmt.Errorf("regular expression longer than %d bytes", MaxBodyMatchPattern)
+	case maxBytes < 0 || maxBytes > MaxBodyMatchBytes:
+		return nil, fmt.Errorf("maxBodyBytes %d is not between 1 and %d", maxBytes, MaxBodyMatchBytes)
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return &BodyMatch{Regexp: re, Invert: invert, MaxBytes: maxBytes}, nil
 }
 
 // Header is one request header. Its value may come from a Secret: it is a
