@@ -20,8 +20,9 @@ func (o TLSOptions) tlsConfig() (*tls.Config, error) {
 		MinVersion:         o.MinVersion,
 	}
 	if o.MinVersion != 0 && o.MinVersion < tls.VersionTLS12 {
-		// TLS 1.0 and 1.1 need the cipher suites Go only offers when asked.
-		cfg.CipherSuites = allCipherSuites()
+		// Servers that old often speak only the RSA key exchange suites Go
+		// offers when asked. The broken ones (RC4, 3DES) stay off.
+		cfg.CipherSuites = secureCipherSuites()
 	}
 	if len(o.RootCAs) > 0 {
 		pool := x509.NewCertPool()
@@ -33,12 +34,9 @@ func (o TLSOptions) tlsConfig() (*tls.Config, error) {
 	return cfg, nil
 }
 
-func allCipherSuites() []uint16 {
+func secureCipherSuites() []uint16 {
 	var ids []uint16
 	for _, s := range tls.CipherSuites() {
-		ids = append(ids, s.ID)
-	}
-	for _, s := range tls.InsecureCipherSuites() {
 		ids = append(ids, s.ID)
 	}
 	return ids
