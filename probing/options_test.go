@@ -215,6 +215,11 @@ func TestHTTPProberTLSOptions(t *testing.T) {
 	srv := startTLSServer(t, nil, 0)
 	tls12 := startTLSServer(t, nil, tls.VersionTLS12)
 	ca := serverCA(srv)
+	tls11 := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	tls11.Config.ErrorLog = log.New(io.Discard, "", 0)
+	tls11.TLS = &tls.Config{MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}
+	tls11.StartTLS()
+	t.Cleanup(tls11.Close)
 	other := probetest.NewCertificate(t, "other.test", time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
 
 	tests := map[string]struct {
@@ -231,8 +236,10 @@ func TestHTTPProberTLSOptions(t *testing.T) {
 		"serverName not in certificate": {
 			srv.URL, probing.TLSOptions{RootCAs: ca, ServerName: "other.test"}, probing.ReasonTLSError, "not other.test",
 		},
-		"minVersion met":     {tls12.URL, probing.TLSOptions{RootCAs: serverCA(tls12), MinVersion: tls.VersionTLS12}, probing.ReasonSucceeded, ""},
-		"minVersion not met": {tls12.URL, probing.TLSOptions{RootCAs: serverCA(tls12), MinVersion: tls.VersionTLS13}, probing.ReasonTLSError, "protocol version"},
+		"minVersion met":                    {tls12.URL, probing.TLSOptions{RootCAs: serverCA(tls12), MinVersion: tls.VersionTLS12}, probing.ReasonSucceeded, ""},
+		"legacy server, default minVersion": {tls11.URL, probing.TLSOptions{RootCAs: ca}, probing.ReasonTLSError, "protocol version"},
+		"legacy server, minVersion 1.0":     {tls11.URL, probing.TLSOptions{RootCAs: ca, MinVersion: tls.VersionTLS10}, probing.ReasonSucceeded, ""},
+		"minVersion not met":                {tls12.URL, probing.TLSOptions{RootCAs: serverCA(tls12), MinVersion: tls.VersionTLS13}, probing.ReasonTLSError, "protocol version"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
