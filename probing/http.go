@@ -650,6 +650,34 @@ func setPath(u *url.URL, path string) error {
 		return err
 	}
 	u.Path, u.RawPath = ref.Path, ref.RawPath
-	u.RawQuery, u.ForceQuery = ref.RawQuery, ref.ForceQuery
+	u.RawQuery, u.ForceQuery = escapeQuery(ref.RawQuery), ref.ForceQuery
 	return nil
+}
+
+// escapeQuery percent-encodes the bytes that url.Parse lets through in a
+// query but that may not appear in a request line (spaces, control
+// characters, non-ASCII bytes and "<>\^`{|}), which net/http would send as
+// they are and servers refuse with 400. Everything else is kept as written.
+func escapeQuery(q string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"<>\^`+"`{|}", c) >= 0 {
+			if b.Len() == 0 {
+				b.WriteString(q[:i])
+			}
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(c)
+		}
+	}
+	if b.Len() == 0 {
+		return q
+	}
+	return b.String()
 }
