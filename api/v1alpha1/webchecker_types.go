@@ -332,9 +332,9 @@ type WebCheckerStatus struct {
 // +kubebuilder:printcolumn:name="Code",type=integer,JSONPath=`.status.httpStatusCode`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Interval",type=string,JSONPath=`.spec.interval`,priority=1
-// +kubebuilder:printcolumn:name="Cert-Expiry",type=date,JSONPath=`.status.certificateExpiry`,priority=1
 // +kubebuilder:printcolumn:name="Shard",type=string,JSONPath=`.status.shard`,priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Cert-Expiry",type=string,JSONPath=`.status.certificateExpiry`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type WebChecker struct {
 	metav1.TypeMeta   `json:",inline"`
