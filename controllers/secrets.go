@@ -10,6 +10,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -32,11 +33,16 @@ type SecretValues func(name, key string) ([]byte, error)
 var ErrMissingKey = errors.New("missing key")
 
 // SecretReader returns the SecretValues of namespace, read through reader
-// (the manager's cache, which watches Secrets).
-func SecretReader(ctx context.Context, reader client.Reader, namespace string) SecretValues {
+// (the manager's cache, which watches Secrets). selector is the label
+// selector the cache restricts Secrets to (nil: none), which a missing
+// Secret's error names.
+func SecretReader(ctx context.Context, reader client.Reader, namespace string, selector labels.Selector) SecretValues {
 	return func(name, key string) ([]byte, error) {
 		var secret corev1.Secret
 		if err := reader.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, &secret); err != nil {
+			if selector != nil && apierrors.IsNotFound(err) {
+				return nil, &unselectedSecretError{err: err, selector: selector}
+			}
 			return nil, err
 		}
 		if v, ok := secret.Data[key]; ok {
@@ -48,6 +54,16 @@ func SecretReader(ctx context.Context, reader client.Reader, namespace string) S
 		return nil, ErrMissingKey
 	}
 }
+
+// unselectedSecretError is a Secret not found among those the cache
+// holds, which match selector.
+type unselectedSecretError struct {
+	err      error
+	selector labels.Selector
+}
+
+func (e *unselectedSecretError) Error() string { return e.err.Error() }
+func (e *unselectedSecretError) Unwrap() error { return e.err }
 
 // SecretError says why a checker cannot be probed with the Secrets it
 // refers to: a Secret or key is missing or unusable (ReasonSecretUnavailable),
@@ -128,7 +144,12 @@ func resolveSecrets(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues, tar
 		case err == nil:
 			return string(v), nil
 		case apierrors.IsNotFound(err):
-			return "", &SecretError{Reason: probing.ReasonSecretUnavailable, Message: fmt.Sprintf("%s: Secret %q not found", field, name)}
+			msg := fmt.Sprintf("%s: Secret %q not found", field, name)
+			var unselected *unselectedSecretError
+			if errors.As(err, &unselected) {
+				msg += fmt.Sprintf(" among the Secrets labelled %s", unselected.selector)
+			}
+			return "", &SecretError{Reason: probing.ReasonSecretUnavailable, Message: msg}
 		case errors.Is(err, ErrMissingKey):
 			return "", &SecretError{Reason: probing.ReasonSecretUnavailable, Message: fmt.Sprintf("%s: Secret %q has no key %q", field, name, key)}
 		default:

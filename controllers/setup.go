@@ -7,7 +7,6 @@ import (
 
 	"github.com/go-logr/logr"
 	coordinationv1 "k8s.io/api/coordination/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
@@ -50,10 +49,9 @@ type ReplicaOptions struct {
 	// the manager's cache). When false the replica never reads or watches
 	// a Secret, and needs no RBAC for them.
 	SecretAccess bool
-	// NamespaceSelector, when not nil, limits the namespaces served to
-	// those whose labels match; build the cache with a NamespaceScope of
-	// the same selector.
-	NamespaceSelector labels.Selector
+	// Scope limits the namespaces served and the Secrets used; the
+	// manager's cache must be built with Scope.ApplyTo.
+	Scope WatchScope
 }
 
 // CacheOptions restricts the manager's cache to what a replica needs: the
@@ -140,7 +138,8 @@ func Setup(mgr ctrl.Manager, opts ReplicaOptions) (*Replica, error) {
 	if opts.SecretAccess {
 		reconciler.Secrets = mgr.GetClient()
 	}
-	reconciler.NamespaceSelector = opts.NamespaceSelector
+	reconciler.NamespaceSelector = opts.Scope.NamespaceSelector
+	reconciler.SecretSelector = opts.Scope.SecretSelector
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up webchecker controller: %w", err)
 	}

@@ -85,9 +85,12 @@ type WebCheckerReconciler struct {
 	Secrets client.Reader
 	// NamespaceSelector, when not nil, limits the checkers served to the
 	// namespaces whose labels match it; the manager's cache must hold only
-	// those Namespaces (see NamespaceScope.ApplyTo). Checkers elsewhere are
+	// those Namespaces (see WatchScope.ApplyTo). Checkers elsewhere are
 	// not probed and their status is left alone.
 	NamespaceSelector labels.Selector
+	// SecretSelector is the label selector the manager's cache restricts
+	// Secrets to (see WatchScope), named when a Secret is not found.
+	SecretSelector labels.Selector
 }
 
 func (r *WebCheckerReconciler) now() time.Time {
@@ -169,7 +172,7 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 
 	var secrets SecretValues
 	if r.Secrets != nil {
-		secrets = SecretReader(ctx, r.Secrets, wc.Namespace)
+		secrets = SecretReader(ctx, r.Secrets, wc.Namespace, r.SecretSelector)
 	}
 	check, err := CheckFor(wc, secrets)
 	var secretErr *SecretError

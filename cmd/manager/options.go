@@ -38,6 +38,7 @@ type options struct {
 
 	watchNamespaces   string
 	namespaceSelector string
+	secretSelector    string
 }
 
 func defaultOptions() options {
@@ -86,12 +87,14 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.allowCIDRs, "allow-cidrs", o.allowCIDRs, "Comma-separated address ranges probes may connect to even inside a denied range (--deny-cidrs, --deny-private-networks).")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", o.watchNamespaces, "Comma-separated namespaces whose WebCheckers (and Secrets) are watched and served; empty means all.")
 	fs.StringVar(&o.namespaceSelector, "namespace-selector", o.namespaceSelector, "Label selector (such as team=platform) of the namespaces whose WebCheckers are served; empty means all. Needs list/watch on namespaces.")
+	fs.StringVar(&o.secretSelector, "secret-selector", o.secretSelector, "Label selector of the Secrets checkers may use; only those are cached. Empty means all Secrets (in the watched namespaces).")
 	fs.BoolVar(&o.denyPrivateNetworks, "deny-private-networks", o.denyPrivateNetworks, "Also deny loopback, RFC 1918 private, carrier-grade NAT, IPv6 unique local and unspecified addresses.")
 }
 
-// namespaceScope is the namespaces served, given by the flags.
-func (o options) namespaceScope() (controllers.NamespaceScope, error) {
-	var scope controllers.NamespaceScope
+// watchScope is the namespaces served and the Secrets used, given by the
+// flags.
+func (o options) watchScope() (controllers.WatchScope, error) {
+	var scope controllers.WatchScope
 	for _, ns := range strings.Split(o.watchNamespaces, ",") {
 		if ns = strings.TrimSpace(ns); ns != "" {
 			scope.Namespaces = append(scope.Namespaces, ns)
@@ -102,7 +105,14 @@ func (o options) namespaceScope() (controllers.NamespaceScope, error) {
 		if err != nil {
 			return scope, fmt.Errorf("--namespace-selector: %w", err)
 		}
-		scope.Selector = selector
+		scope.NamespaceSelector = selector
+	}
+	if o.secretSelector != "" {
+		selector, err := labels.Parse(o.secretSelector)
+		if err != nil {
+			return scope, fmt.Errorf("--secret-selector: %w", err)
+		}
+		scope.SecretSelector = selector
 	}
 	return scope, nil
 }
@@ -150,7 +160,7 @@ func (o options) validate() error {
 	if _, err := o.egressPolicy(); err != nil {
 		errs = append(errs, err)
 	}
-	if _, err := o.namespaceScope(); err != nil {
+	if _, err := o.watchScope(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

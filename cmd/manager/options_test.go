@@ -33,18 +33,20 @@ func TestOptionsFromFlags(t *testing.T) {
 	}
 }
 
-func TestNamespaceScopeFromFlags(t *testing.T) {
+func TestWatchScopeFromFlags(t *testing.T) {
 	opts := defaultOptions()
-	scope, err := opts.namespaceScope()
+	scope, err := opts.watchScope()
 	require.NoError(t, err)
 	assert.Empty(t, scope.Namespaces)
-	assert.Nil(t, scope.Selector, "every namespace by default")
+	assert.Nil(t, scope.NamespaceSelector, "every namespace by default")
+	assert.Nil(t, scope.SecretSelector, "every Secret by default")
 
-	opts.watchNamespaces, opts.namespaceSelector = "team-a, team-b,", "webchecker=on"
-	scope, err = opts.namespaceScope()
+	opts.watchNamespaces, opts.namespaceSelector, opts.secretSelector = "team-a, team-b,", "webchecker=on", "webchecker.test.network.io/probe"
+	scope, err = opts.watchScope()
 	require.NoError(t, err)
 	assert.Equal(t, []string{"team-a", "team-b"}, scope.Namespaces)
-	assert.Equal(t, "webchecker=on", scope.Selector.String())
+	assert.Equal(t, "webchecker=on", scope.NamespaceSelector.String())
+	assert.Equal(t, "webchecker.test.network.io/probe", scope.SecretSelector.String())
 }
 
 func TestEgressDefaults(t *testing.T) {
@@ -73,6 +75,7 @@ func TestOptionsValidate(t *testing.T) {
 		"no virtual nodes":            {func(o *options) { o.virtualNodes = 0 }, "--virtual-nodes"},
 		"bad deny range":              {func(o *options) { o.denyCIDRs = "169.254.0.0/16,10.0.0.0/33" }, `--deny-cidrs: invalid address range "10.0.0.0/33"`},
 		"bad namespace selector":      {func(o *options) { o.namespaceSelector = "team in (a" }, "--namespace-selector"},
+		"bad secret selector":         {func(o *options) { o.secretSelector = "a=b=c" }, "--secret-selector"},
 		"bad allow range":             {func(o *options) { o.allowCIDRs = "example.com" }, `--allow-cidrs: invalid address range "example.com"`},
 	}
 	for name, tc := range tests {

@@ -25,7 +25,7 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return err
 	}
-	scope, err := opts.namespaceScope()
+	scope, err := opts.watchScope()
 	if err != nil {
 		return err
 	}
@@ -64,8 +64,8 @@ func run(ctx context.Context, opts options) error {
 		VirtualNodes:   opts.virtualNodes,
 		Logger:         ctrl.Log,
 
-		SecretAccess:      opts.secretAccess,
-		NamespaceSelector: scope.Selector,
+		SecretAccess: opts.secretAccess,
+		Scope:        scope,
 	}); err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func run(ctx context.Context, opts options) error {
 
 	log.Info("Starting manager", "shardID", opts.shardID, "probeWorkers", opts.probeWorkers, "dnsServer", opts.dnsServer,
 		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration,
-		"secretAccess", opts.secretAccess, "egressPolicy", policy.String(), "namespaces", scope.String())
+		"secretAccess", opts.secretAccess, "egressPolicy", policy.String(), "scope", scope.String())
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}

@@ -9,9 +9,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -67,7 +69,7 @@ func TestNamespaceScope(t *testing.T) {
 
 	probes := &probeLog{counts: map[string]int{}}
 	selector := labels.SelectorFromSet(labels.Set{"webchecker.test/scope": "on"})
-	scope := controllers.NamespaceScope{Namespaces: []string{selected, unlabelled}, Selector: selector}
+	scope := controllers.WatchScope{Namespaces: []string{selected, unlabelled}, NamespaceSelector: selector}
 	const ring = "namespace-scope-test"
 	mgr, err := ctrl.NewManager(k8sConfig, ctrl.Options{
 		Scheme:                 k8sClient.Scheme(),
@@ -79,13 +81,13 @@ func TestNamespaceScope(t *testing.T) {
 	})
 	require.NoError(t, err)
 	_, err = controllers.Setup(mgr, controllers.ReplicaOptions{
-		ShardID:           "scoped-replica",
-		Prober:            probes,
-		InitialJitter:     100 * time.Millisecond,
-		LeaseNamespace:    testLeaseNamespace,
-		RingName:          ring,
-		NamespaceSelector: selector,
-		Logger:            ctrl.Log.WithName("scoped"),
+		ShardID:        "scoped-replica",
+		Prober:         probes,
+		InitialJitter:  100 * time.Millisecond,
+		LeaseNamespace: testLeaseNamespace,
+		RingName:       ring,
+		Scope:          scope,
+		Logger:         ctrl.Log.WithName("scoped"),
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -118,4 +120,45 @@ func TestNamespaceScope(t *testing.T) {
 	time.Sleep(2*interval + 500*time.Millisecond)
 	assert.Equal(t, before, probes.count(urls[selected]), "a namespace that lost the label is still served")
 	assert.Zero(t, probes.count(urls[unwatched]))
+}
+
+// TestSecretSelector checks that a cache built with a Secret selector holds
+// only the matching Secrets, and that a checker using another one is told
+// why it is not found.
+func TestSecretSelector(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	selector := labels.SelectorFromSet(labels.Set{"webchecker.test/probe": "true"})
+	scope := controllers.WatchScope{Namespaces: []string{ns}, SecretSelector: selector}
+	c, err := cache.New(k8sConfig, scope.ApplyTo(cache.Options{Scheme: k8sClient.Scheme()}))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- c.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-stopped)
+	})
+
+	labelled := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "labelled", Labels: map[string]string{"webchecker.test/probe": "true"}},
+		Data:       map[string][]byte{"token": []byte("t0k")},
+	}
+	require.NoError(t, k8sClient.Create(context.Background(), labelled))
+	putSecret(t, ns, "unlabelled", map[string]string{"token": "t0k"})
+
+	wc := newChecker(ns, "selector", "https://example.com", "/")
+	wc.Spec.BearerTokenSecretRef = secretKey("labelled", "token")
+	secrets := controllers.SecretReader(ctx, c, ns, selector)
+	require.Eventually(t, func() bool {
+		check, err := controllers.CheckFor(wc, secrets)
+		return err == nil && check.Target.BearerToken == "t0k"
+	}, secretTimeout, poll, "the labelled Secret never showed in the cache")
+
+	wc.Spec.BearerTokenSecretRef = secretKey("unlabelled", "token")
+	_, err = controllers.CheckFor(wc, secrets)
+	var secretErr *controllers.SecretError
+	require.ErrorAs(t, err, &secretErr)
+	assert.Equal(t, probing.ReasonSecretUnavailable, secretErr.Reason)
+	assert.Equal(t, `spec.bearerTokenSecretRef: Secret "unlabelled" not found among the Secrets labelled webchecker.test/probe=true`, secretErr.Message)
 }

@@ -15,45 +15,60 @@ import (
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 )
 
-// NamespaceScope limits the namespaces whose WebCheckers a replica serves.
-// The zero value serves every namespace.
-type NamespaceScope struct {
+// WatchScope limits what a replica watches and serves: the namespaces
+// whose WebCheckers it probes, and the Secrets those may use. The zero
+// value serves every namespace and every Secret.
+type WatchScope struct {
 	// Namespaces lists the namespaces served; empty means all. The cache
 	// then watches WebCheckers and Secrets in these namespaces only.
 	Namespaces []string
-	// Selector, when not nil, serves only namespaces whose labels match it
-	// (read from the cache, which then watches matching Namespaces).
-	Selector labels.Selector
+	// NamespaceSelector, when not nil, serves only namespaces whose labels
+	// match it (read from the cache, which then watches matching
+	// Namespaces).
+	NamespaceSelector labels.Selector
+	// SecretSelector, when not nil, limits the Secrets checkers may use,
+	// and the cache holds, to those whose labels match it.
+	SecretSelector labels.Selector
 }
 
 // ApplyTo restricts the cache options opts (see CacheOptions) to the
 // scope.
-func (s NamespaceScope) ApplyTo(opts cache.Options) cache.Options {
+func (s WatchScope) ApplyTo(opts cache.Options) cache.Options {
 	if len(s.Namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range s.Namespaces {
 			opts.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
-	if s.Selector != nil {
-		if opts.ByObject == nil {
-			opts.ByObject = map[client.Object]cache.ByObject{}
+	if s.NamespaceSelector != nil || s.SecretSelector != nil {
+		byObject := map[client.Object]cache.ByObject{}
+		for obj, o := range opts.ByObject {
+			byObject[obj] = o
 		}
-		opts.ByObject[&corev1.Namespace{}] = cache.ByObject{Label: s.Selector}
+		if s.NamespaceSelector != nil {
+			byObject[&corev1.Namespace{}] = cache.ByObject{Label: s.NamespaceSelector}
+		}
+		if s.SecretSelector != nil {
+			byObject[&corev1.Secret{}] = cache.ByObject{Label: s.SecretSelector}
+		}
+		opts.ByObject = byObject
 	}
 	return opts
 }
 
 // String describes the scope for logs.
-func (s NamespaceScope) String() string {
-	namespaces := "all namespaces"
+func (s WatchScope) String() string {
+	desc := "all namespaces"
 	if len(s.Namespaces) > 0 {
-		namespaces = fmt.Sprintf("namespaces %v", s.Namespaces)
+		desc = fmt.Sprintf("namespaces %v", s.Namespaces)
 	}
-	if s.Selector == nil {
-		return namespaces
+	if s.NamespaceSelector != nil {
+		desc += fmt.Sprintf(" labelled %s", s.NamespaceSelector)
 	}
-	return fmt.Sprintf("%s labelled %s", namespaces, s.Selector)
+	if s.SecretSelector != nil {
+		desc += fmt.Sprintf(", Secrets labelled %s", s.SecretSelector)
+	}
+	return desc
 }
 
 // namespaceSelected reports whether namespace is in the cache, which holds
