@@ -1,9 +1,9 @@
 package controllers
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
-	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -18,10 +18,19 @@ import (
 const (
 	defaultInterval = 10 * time.Second
 	defaultTimeout  = time.Second
+	// DefaultCertExpiryWarning is spec.tls.certExpiryWarning's default.
+	DefaultCertExpiryWarning = 14 * 24 * time.Hour
 )
 
+// tlsVersions maps spec.tls.minVersion to crypto/tls.
+var tlsVersions = map[string]uint16{
+	"1.0": tls.VersionTLS10, "1.1": tls.VersionTLS11, "1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13,
+}
+
 // CheckFor translates a WebChecker's spec into the scheduler's Check.
-func CheckFor(wc *webcheckerv1alpha1.WebChecker) (scheduler.Check, error) {
+// secrets reads the Secret values the spec refers to; nil means Secret
+// access is turned off. Errors reading Secrets are a *SecretError.
+func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (scheduler.Check, error) {
 	spec := wc.Spec
 	path := spec.Path
 	if path == "" {
@@ -48,22 +57,54 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker) (scheduler.Check, error) {
 	if timeout >= interval {
 		return scheduler.Check{}, fmt.Errorf("invalid target: timeout %s must be less than interval %s", timeout, interval)
 	}
-	codes := make([]int, 0, len(spec.ExpectedStatusCodes))
-	for _, c := range spec.ExpectedStatusCodes {
-		codes = append(codes, int(c))
+	codes, err := probing.ParseStatusCodes(spec.ExpectedStatusCodes)
+	if err != nil {
+		return scheduler.Check{}, fmt.Errorf("invalid target: expectedStatusCodes: %w", err)
 	}
-	// A set: the order in which the user listed the codes is not a change.
-	slices.Sort(codes)
+	target := probing.Target{
+		URL:                 url,
+		Method:              method,
+		Timeout:             timeout,
+		ExpectedStatusCodes: codes,
+		FollowRedirects:     spec.FollowRedirects == nil || *spec.FollowRedirects,
+		Body:                spec.Body,
+		CertExpiryWarning:   DefaultCertExpiryWarning,
+	}
+	switch spec.IPFamily {
+	case webcheckerv1alpha1.IPFamilyIPv4:
+		target.IPFamily = probing.IPFamilyIPv4
+	case webcheckerv1alpha1.IPFamilyIPv6:
+		target.IPFamily = probing.IPFamilyIPv6
+	}
+	if m := spec.BodyMatch; m != nil {
+		var maxBytes int64
+		if m.MaxBodyBytes != nil {
+			maxBytes = *m.MaxBodyBytes
+		}
+		if target.BodyMatch, err = probing.NewBodyMatch(m.Regex, m.Invert, maxBytes); err != nil {
+			return scheduler.Check{}, fmt.Errorf("invalid target: bodyMatch: %w", err)
+		}
+	}
+	if o := spec.TLS; o != nil {
+		target.TLS = probing.TLSOptions{InsecureSkipVerify: o.InsecureSkipVerify, ServerName: o.ServerName}
+		if o.MinVersion != "" {
+			v, ok := tlsVersions[o.MinVersion]
+			if !ok {
+				return scheduler.Check{}, fmt.Errorf("invalid target: unknown tls.minVersion %q", o.MinVersion)
+			}
+			target.TLS.MinVersion = v
+		}
+		if o.CertExpiryWarning != nil {
+			target.CertExpiryWarning = o.CertExpiryWarning.Duration
+		}
+	}
+	if err := resolveSecrets(wc, secrets, &target); err != nil {
+		return scheduler.Check{}, err
+	}
 	return scheduler.Check{
 		Key:        types.NamespacedName{Namespace: wc.Namespace, Name: wc.Name},
 		Generation: wc.Generation,
 		Interval:   interval,
-		Target: probing.Target{
-			URL:                 url,
-			Method:              method,
-			Timeout:             timeout,
-			ExpectedStatusCodes: codes,
-			FollowRedirects:     spec.FollowRedirects == nil || *spec.FollowRedirects,
-		},
+		Target:     target,
 	}, nil
 }

@@ -47,6 +47,14 @@ type ReplicaOptions struct {
 	Clock clock.WithTickerAndDelayedExecution
 	// Logger is the parent logger of every component.
 	Logger logr.Logger
+	// SecretAccess lets checkers read header values, credentials and CA
+	// bundles from Secrets in their namespace (read and watched through
+	// the manager's cache). When false the replica never reads or watches
+	// a Secret, and needs no RBAC for them.
+	SecretAccess bool
+	// Scope limits the namespaces served and the Secrets used; the
+	// manager's cache must be built with Scope.ApplyTo.
+	Scope WatchScope
 	// Registerer receives the replica's metrics. Nil means
 	// controller-runtime's metrics.Registry, which the manager serves; a
 	// process that runs several replicas (tests) gives each its own.
@@ -142,6 +150,11 @@ func Setup(mgr ctrl.Manager, opts ReplicaOptions) (*Replica, error) {
 		}
 	}
 	reconciler := &WebCheckerReconciler{Scheduler: r.Scheduler, Ownership: r.Assigner, Trigger: trigger, Metrics: r.Metrics}
+	if opts.SecretAccess {
+		reconciler.Secrets = mgr.GetClient()
+	}
+	reconciler.NamespaceSelector = opts.Scope.NamespaceSelector
+	reconciler.SecretSelector = opts.Scope.SecretSelector
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up webchecker controller: %w", err)
 	}

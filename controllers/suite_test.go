@@ -2,18 +2,24 @@ package controllers_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"github.com/prometheus/client_golang/prometheus"
 	"net"
 	"os"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -22,6 +28,7 @@ import (
 	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/egress"
 	"github.com/networkio/webchecker/probing/probetest"
 )
 
@@ -35,21 +42,34 @@ const (
 var (
 	// k8sClient talks to the API server directly (no cache).
 	k8sClient client.Client
+	// k8sConfig reaches the API server, for managers of a test's own.
+	k8sConfig *rest.Config
 	// dns is the loopback resolver the prober uses: it knows only the names
 	// the tests register, so no query ever leaves the machine.
 	dns *probetest.DNSServer
 	// testRegistry holds the metrics of the manager the tests run.
 	testRegistry = prometheus.NewRegistry()
+	// logs records every log line of the manager, debug included.
+	logs = &logRecorder{mu: &sync.Mutex{}, lines: &[]string{}}
 )
 
+// deniedAddr is denied by the manager's egress policy: an address of the
+// loopback block that tests can listen on. Nothing dials outside
+// 127.0.0.0/8.
+const deniedAddr = "127.0.0.2"
+
 func TestMain(m *testing.M) {
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapLevel())))
+	logs.delegate = zap.New(zap.UseDevMode(true), zap.Level(zapLevel())).GetSink()
+	ctrl.SetLogger(logr.New(logs))
 	os.Exit(framework.RunWithControlPlane(func(cp *framework.ControlPlane) int { return runSuite(m, cp) }))
 }
 
 func runSuite(m *testing.M, cp *framework.ControlPlane) int {
 	var err error
-	dns, err = probetest.NewDNSServer(map[string][]net.IP{"target.test": {net.IPv4(127, 0, 0, 1)}})
+	dns, err = probetest.NewDNSServer(map[string][]net.IP{
+		"target.test": {net.IPv4(127, 0, 0, 1)},
+		"denied.test": {net.ParseIP(deniedAddr)},
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -61,6 +81,7 @@ func runSuite(m *testing.M, cp *framework.ControlPlane) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	k8sConfig = cp.Config
 	if k8sClient, err = client.New(cp.Config, client.Options{Scheme: scheme}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -94,9 +115,15 @@ func startManager(ctx context.Context, cp *framework.ControlPlane, scheme *runti
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
+	deny, err := egress.ParseCIDRs(slices.Concat(egress.DefaultDenyCIDRs, []string{deniedAddr}))
+	if err != nil {
+		return nil, err
+	}
+	prober := probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr(), Egress: egress.NewPolicy(egress.Options{Deny: deny})})
 	if _, err := controllers.Setup(mgr, controllers.ReplicaOptions{
 		ShardID:        testShardID,
-		Prober:         probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr()}),
+		Prober:         prober,
+		SecretAccess:   true,
 		ProbeWorkers:   16,
 		InitialJitter:  200 * time.Millisecond,
 		LeaseNamespace: testLeaseNamespace,
@@ -132,4 +159,64 @@ func newNamespace(t *testing.T) string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "wc-test-"}}
 	require.NoError(t, k8sClient.Create(context.Background(), ns))
 	return ns.Name
+}
+
+// logRecorder is a logr sink that records every line, at every level, as
+// text and as JSON (as structured loggers print values), and passes the
+// lines its delegate is enabled for on to it.
+type logRecorder struct {
+	delegate logr.LogSink
+	name     string
+	values   []any
+
+	mu    *sync.Mutex
+	lines *[]string
+}
+
+var _ logr.LogSink = (*logRecorder)(nil)
+
+func (l *logRecorder) Init(info logr.RuntimeInfo) { l.delegate.Init(info) }
+
+func (l *logRecorder) Enabled(int) bool { return true }
+
+func (l *logRecorder) record(msg string, err error, kv []any) {
+	all := slices.Concat(l.values, kv)
+	js, _ := json.Marshal(all)
+	line := fmt.Sprintf("%s %s: %v %+v %s %v", l.name, msg, err, all, js, all)
+	l.mu.Lock()
+	*l.lines = append(*l.lines, line)
+	l.mu.Unlock()
+}
+
+func (l *logRecorder) Info(level int, msg string, kv ...any) {
+	l.record(msg, nil, kv)
+	if l.delegate.Enabled(level) {
+		l.delegate.Info(level, msg, kv...)
+	}
+}
+
+func (l *logRecorder) Error(err error, msg string, kv ...any) {
+	l.record(msg, err, kv)
+	l.delegate.Error(err, msg, kv...)
+}
+
+func (l *logRecorder) WithValues(kv ...any) logr.LogSink {
+	c := *l
+	c.values = slices.Concat(l.values, kv)
+	c.delegate = l.delegate.WithValues(kv...)
+	return &c
+}
+
+func (l *logRecorder) WithName(name string) logr.LogSink {
+	c := *l
+	c.name = strings.TrimPrefix(l.name+"."+name, ".")
+	c.delegate = l.delegate.WithName(name)
+	return &c
+}
+
+// Lines returns the lines recorded so far.
+func (l *logRecorder) Lines() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(*l.lines)
 }

@@ -11,6 +11,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -77,6 +78,20 @@ type WebCheckerReconciler struct {
 	Trigger Trigger
 	// Clock stamps the Pending condition. Nil means the real clock.
 	Clock clock.PassiveClock
+	// Secrets reads the Secrets that checkers refer to (the manager's
+	// client, which reads from its cache); SetupWithManager then watches
+	// Secrets, so that a change takes effect at once. Nil turns Secret
+	// access off: no Secret is read or watched, and checkers that refer to
+	// one report ReasonSecretAccessDisabled.
+	Secrets client.Reader
+	// NamespaceSelector, when not nil, limits the checkers served to the
+	// namespaces whose labels match it; the manager's cache must hold only
+	// those Namespaces (see WatchScope.ApplyTo). Checkers elsewhere are
+	// not probed and their status is left alone.
+	NamespaceSelector labels.Selector
+	// SecretSelector is the label selector the manager's cache restricts
+	// Secrets to (see WatchScope), named when a Secret is not found.
+	SecretSelector labels.Selector
 	// Metrics counts status writes. Nil means no metrics.
 	Metrics StatusWriteRecorder
 }
@@ -96,6 +111,8 @@ func (r *WebCheckerReconciler) now() time.Time {
 // +kubebuilder:rbac:groups=test.network.io,resources=webcheckers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=test.network.io,resources=webcheckers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 // SetupWithManager registers the reconciler with mgr.
 func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
@@ -113,13 +130,24 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	case r.Trigger == nil:
 		return errors.New("webchecker reconciler: Trigger is required")
 	}
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		// Status writes bump resourceVersion but not generation: they must
 		// not trigger another reconcile (and another write).
 		For(&webcheckerv1alpha1.WebChecker{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WatchesRawSource(source.Channel(r.Trigger, &handler.TypedEnqueueRequestForObject[*webcheckerv1alpha1.WebChecker]{})).
-		Complete(r)
+		WatchesRawSource(source.Channel(r.Trigger, &handler.TypedEnqueueRequestForObject[*webcheckerv1alpha1.WebChecker]{}))
+	if r.Secrets != nil {
+		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &webcheckerv1alpha1.WebChecker{}, SecretNamesField, secretNamesIndex); err != nil {
+			return fmt.Errorf("indexing WebCheckers by Secret: %w", err)
+		}
+		b = b.WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Secret{},
+			handler.TypedEnqueueRequestsFromMapFunc(checkersUsingSecret(mgr.GetCache()))))
+	}
+	if r.NamespaceSelector != nil {
+		b = b.WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Namespace{},
+			handler.TypedEnqueueRequestsFromMapFunc(checkersInNamespace(mgr.GetCache()))))
+	}
+	return b.Complete(r)
 }
 
 // Reconcile brings one WebChecker's schedule and status up to date.
@@ -139,18 +167,35 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		r.Scheduler.Remove(key)
 		return ctrl.Result{}, nil
 	}
+	if r.NamespaceSelector != nil {
+		selected, err := namespaceSelected(ctx, r.Client, key.Namespace)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if !selected {
+			r.Scheduler.Remove(key)
+			return ctrl.Result{}, nil
+		}
+	}
 
-	check, err := CheckFor(wc)
-	if err != nil {
+	var secrets SecretValues
+	if r.Secrets != nil {
+		secrets = SecretReader(ctx, r.Secrets, wc.Namespace, r.SecretSelector)
+	}
+	check, err := CheckFor(wc, secrets)
+	var secretErr *SecretError
+	var readErr *secretReadError
+	switch {
+	case errors.As(err, &readErr):
+		return ctrl.Result{}, err
+	case errors.As(err, &secretErr):
+		// Not probed until the Secret (watched) or the spec changes.
+		return r.reportNotProbed(ctx, wc, probing.Result{Reason: secretErr.Reason, Message: secretErr.Message}, nil)
+	case err != nil:
 		// The API server's validation should have caught this; an object
 		// stored before a stricter CRD can still get here. Report it, do
 		// not retry: only a spec change can fix it.
-		r.Scheduler.Remove(key)
-		result := probing.Result{Reason: probing.ReasonInvalidTarget, Message: err.Error()}
-		if err := r.writeStatus(ctx, wc, &scheduler.Outcome{Key: key, Generation: wc.Generation, Result: result, Time: r.now()}); err != nil {
-			return r.handleWriteError(ctx, err)
-		}
-		return ctrl.Result{}, reconcile.TerminalError(err)
+		return r.reportNotProbed(ctx, wc, probing.Result{Reason: probing.ReasonInvalidTarget, Message: err.Error()}, reconcile.TerminalError(err))
 	}
 	r.Scheduler.Upsert(check)
 
@@ -162,6 +207,17 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return r.handleWriteError(ctx, err)
 	}
 	return ctrl.Result{}, nil
+}
+
+// reportNotProbed stops probing wc and writes result, a reason why it
+// cannot be probed, to its status. It returns done once written.
+func (r *WebCheckerReconciler) reportNotProbed(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, result probing.Result, done error) (ctrl.Result, error) {
+	key := client.ObjectKeyFromObject(wc)
+	r.Scheduler.Remove(key)
+	if err := r.writeStatus(ctx, wc, &scheduler.Outcome{Key: key, Generation: wc.Generation, Result: result, Time: r.now()}); err != nil {
+		return r.handleWriteError(ctx, err)
+	}
+	return ctrl.Result{}, done
 }
 
 // handleWriteError retries conflicts quietly after a short delay (the next
@@ -191,6 +247,10 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 	case latest != nil:
 		desired.ObservedGeneration = latest.Generation
 		desired.HTTPStatusCode = int32(latest.Result.StatusCode)
+		desired.CertificateExpiry = nil
+		if expiry := latest.Result.CertificateExpiry; expiry != nil {
+			desired.CertificateExpiry = &metav1.Time{Time: expiry.UTC().Truncate(time.Second)}
+		}
 		meta.SetStatusCondition(&desired.Conditions, readyCondition(latest))
 	case meta.FindStatusCondition(desired.Conditions, webcheckerv1alpha1.ConditionReady) == nil:
 		desired.ObservedGeneration = wc.Generation

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/networkio/webchecker/probing/egress"
 )
 
 // Defaults of HTTPProberOptions.
@@ -47,6 +49,10 @@ type HTTPProberOptions struct {
 	// UserAgent is the User-Agent header of every probe request. Default
 	// "webchecker".
 	UserAgent string
+	// Egress decides which addresses probes may connect to; it is checked
+	// on every connection, after name resolution and on redirects. Nil
+	// allows every address.
+	Egress *egress.Policy
 }
 
 // withDefaults returns o with every unset field set to its default.
@@ -77,10 +83,13 @@ func (o HTTPProberOptions) withDefaults() HTTPProberOptions {
 // environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) are ignored, because a
 // probe must check the target's reachability from here, not the proxy's.
 // Response bodies are not decompressed (no Accept-Encoding is sent).
+//
+// Targets with different TLS settings or IP families get transports of
+// their own (see transportKey), so that a connection set up for one target
+// is never reused for another that would not accept it.
 type HTTPProber struct {
-	opts      HTTPProberOptions
-	transport *http.Transport
-	client    *http.Client
+	opts       HTTPProberOptions
+	transports *transports
 	// dnsServer is HTTPProberOptions.DNSServer: the server the resolver
 	// really asks.
 	dnsServer string
@@ -96,23 +105,39 @@ func NewHTTPProber(opts HTTPProberOptions) *HTTPProber {
 		KeepAlive: 30 * time.Second,
 		Resolver:  NewResolver(opts.DNSServer), // nil means net.DefaultResolver
 	}
-	// No transport-level timeouts: the per-probe context bounds every step
-	// (resolution, dial, TLS handshake, headers, body).
-	transport := &http.Transport{
-		Proxy:               nil, // probes go direct, see HTTPProber
-		DialContext:         dialer.DialContext,
-		ForceAttemptHTTP2:   true,
-		MaxIdleConns:        opts.MaxIdleConns,
-		MaxIdleConnsPerHost: opts.MaxIdleConnsPerHost,
-		IdleConnTimeout:     opts.IdleConnTimeout,
-		DisableCompression:  true,
+	if opts.Egress != nil {
+		// Runs on the resolved address of every connection attempt.
+		dialer.Control = opts.Egress.Control
+	}
+	newTransport := func(key transportKey) (*http.Transport, error) {
+		tlsConfig, err := TLSOptions{
+			InsecureSkipVerify: key.insecureSkipVerify,
+			ServerName:         key.serverName,
+			RootCAs:            []byte(key.rootCAs),
+			MinVersion:         key.minVersion,
+		}.tlsConfig()
+		if err != nil {
+			return nil, err
+		}
+		// No transport-level timeouts: the per-probe context bounds every
+		// step (resolution, dial, TLS handshake, headers, body).
+		return &http.Transport{
+			Proxy:               nil, // probes go direct, see HTTPProber
+			DialContext:         familyDialer(dialer.DialContext, key.family),
+			TLSClientConfig:     tlsConfig,
+			ForceAttemptHTTP2:   true,
+			MaxIdleConns:        opts.MaxIdleConns,
+			MaxIdleConnsPerHost: opts.MaxIdleConnsPerHost,
+			IdleConnTimeout:     opts.IdleConnTimeout,
+			DisableCompression:  true,
+		}, nil
 	}
 	return &HTTPProber{
-		opts:      opts,
-		transport: transport,
-		client: &http.Client{
-			Transport:     transport,
-			CheckRedirect: checkRedirect,
+		opts: opts,
+		transports: &transports{
+			newTransport: newTransport,
+			idleTimeout:  opts.IdleConnTimeout,
+			clients:      map[transportKey]*pooledClient{},
 		},
 		dnsServer: opts.DNSServer,
 	}
@@ -120,12 +145,17 @@ func NewHTTPProber(opts HTTPProberOptions) *HTTPProber {
 
 // CloseIdleConnections closes the keep-alive connections that are not in
 // use. Probing may continue afterwards.
-func (p *HTTPProber) CloseIdleConnections() { p.transport.CloseIdleConnections() }
+func (p *HTTPProber) CloseIdleConnections() { p.transports.closeIdleConnections() }
 
 // followRedirectsKey is the request context key of a probe's redirect
 // policy (a bool), read by checkRedirect: the client is shared by all
 // probes, so the policy travels with the request.
 type followRedirectsKey struct{}
+
+// sensitiveHeadersKey is the request context key of the names of a probe's
+// headers that came from Secrets ([]string), which checkRedirect drops on
+// a redirect to another host (as net/http does with Authorization).
+type sensitiveHeadersKey struct{}
 
 // tooManyRedirectsError is returned by checkRedirect when MaxRedirects is
 // reached. It keeps the absolute URL of the redirect not followed (the
@@ -142,6 +172,12 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	}
 	if len(via) >= MaxRedirects {
 		return &tooManyRedirectsError{url: req.URL}
+	}
+	if req.URL.Host != via[0].URL.Host {
+		names, _ := req.Context().Value(sensitiveHeadersKey{}).([]string)
+		for _, name := range names {
+			req.Header.Del(name)
+		}
 	}
 	return nil
 }
@@ -175,17 +211,22 @@ func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 	if err := validateTarget(t.URL, method, t.Timeout); err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
 	}
+	if err := validFamily(t.IPFamily); err != nil {
+		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
+	}
+	client, err := p.transports.client(keyOf(t))
+	if err != nil {
+		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: TLS settings: %v", err)}
+	}
 
 	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
-	probeCtx = context.WithValue(probeCtx, followRedirectsKey{}, t.FollowRedirects)
-	req, err := http.NewRequestWithContext(probeCtx, method, t.URL, nil)
+	req, err := p.newRequest(probeCtx, method, t)
 	if err != nil { // already validated; kept so that Probe cannot panic
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
 	}
-	req.Header.Set("User-Agent", p.opts.UserAgent)
 
-	resp, err := p.client.Do(req)
+	resp, err := client.Do(req)
 	if err != nil {
 		res := p.failure(ctx, probeCtx, t, req, err)
 		if resp != nil { // CheckRedirect failed; the body is already closed
@@ -193,7 +234,7 @@ func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 		}
 		return res
 	}
-	_, err = io.CopyN(io.Discard, resp.Body, p.opts.BodyLimit)
+	body, err := p.readBody(resp, t.BodyMatch)
 	_ = resp.Body.Close() // an unread rest closes the connection
 	if err != nil && !errors.Is(err, io.EOF) {
 		err = &url.Error{
@@ -206,21 +247,110 @@ func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 		return res
 	}
 
-	if !t.Accepts(resp.StatusCode) {
-		return Result{
-			Reason:     ReasonUnexpectedStatus,
-			Message:    unexpectedStatusMessage(resp.StatusCode, t.ExpectedStatusCodes),
-			StatusCode: resp.StatusCode,
+	res := judge(t, resp, body)
+	res.StatusCode = resp.StatusCode
+	return res
+}
+
+// newRequest builds the request of t: method, body, headers and
+// credentials, with the redirect policy and the names of the headers from
+// Secrets in its context (for checkRedirect).
+func (p *HTTPProber) newRequest(ctx context.Context, method string, t Target) (*http.Request, error) {
+	var sensitive []string
+	for _, h := range t.Headers {
+		if h.Sensitive {
+			sensitive = append(sensitive, h.Name)
 		}
 	}
-	return Result{Success: true, Reason: ReasonSucceeded, Message: ReadyMessage, StatusCode: resp.StatusCode}
+	if t.BasicAuth != nil || t.BearerToken != "" {
+		// net/http keeps Authorization on a redirect to another port of
+		// the same host; credentials from Secrets stay with their server.
+		sensitive = append(sensitive, "Authorization")
+	}
+	ctx = context.WithValue(ctx, followRedirectsKey{}, t.FollowRedirects)
+	ctx = context.WithValue(ctx, sensitiveHeadersKey{}, sensitive)
+	var body io.Reader
+	if t.Body != "" {
+		body = strings.NewReader(t.Body) // replayed on 307/308 redirects
+	}
+	req, err := http.NewRequestWithContext(ctx, method, t.URL, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("User-Agent", p.opts.UserAgent)
+	for _, h := range t.Headers {
+		if strings.EqualFold(h.Name, "Host") {
+			req.Host = h.Value.Reveal()
+			continue
+		}
+		req.Header.Set(h.Name, h.Value.Reveal())
+	}
+	switch {
+	case t.BasicAuth != nil:
+		req.SetBasicAuth(t.BasicAuth.Username.Reveal(), t.BasicAuth.Password.Reveal())
+	case t.BearerToken != "":
+		req.Header.Set("Authorization", "Bearer "+t.BearerToken.Reveal())
+	}
+	return req, nil
+}
+
+// readBody reads the response body up to its limit: the whole of what
+// match searches when there is a match, otherwise BodyLimit bytes that are
+// discarded (returning nil).
+func (p *HTTPProber) readBody(resp *http.Response, match *BodyMatch) ([]byte, error) {
+	if match == nil {
+		_, err := io.CopyN(io.Discard, resp.Body, p.opts.BodyLimit)
+		return nil, err
+	}
+	limit := match.MaxBytes
+	if limit <= 0 {
+		limit = p.opts.BodyLimit
+	}
+	return io.ReadAll(io.LimitReader(resp.Body, limit))
+}
+
+// judge turns a complete response into a Result: the status code first,
+// then the body, then the expiry of the certificate chain.
+func judge(t Target, resp *http.Response, body []byte) Result {
+	var res Result
+	var cert *x509.Certificate
+	if resp.TLS != nil {
+		if cert = earliestExpiry(resp.TLS.PeerCertificates); cert != nil {
+			expiry := cert.NotAfter
+			res.CertificateExpiry = &expiry
+		}
+	}
+	switch {
+	case !t.Accepts(resp.StatusCode):
+		res.Reason, res.Message = ReasonUnexpectedStatus, unexpectedStatusMessage(resp.StatusCode, t.ExpectedStatusCodes)
+	case t.BodyMatch != nil && t.BodyMatch.Regexp.Match(body) == t.BodyMatch.Invert:
+		res.Reason, res.Message = ReasonBodyMismatch, bodyMismatchMessage(t.BodyMatch)
+	default:
+		if msg := certificateExpiring(cert, t.CertExpiryWarning, time.Now()); msg != "" {
+			res.Reason, res.Message = ReasonCertificateExpiring, msg
+			break
+		}
+		res.Success, res.Reason, res.Message = true, ReasonSucceeded, ReadyMessage
+	}
+	return res
+}
+
+// bodyMismatchMessage never quotes the body: it may hold anything,
+// secrets included.
+func bodyMismatchMessage(m *BodyMatch) string {
+	if m.Invert {
+		return fmt.Sprintf("response body matches %q, which it must not", m.Regexp.String())
+	}
+	return fmt.Sprintf("response body does not match %q", m.Regexp.String())
 }
 
 // validateTarget reports why a target cannot be probed. Its messages never
 // contain the URL's password.
 func validateTarget(rawURL, method string, timeout time.Duration) error {
-	if method != http.MethodGet && method != http.MethodHead {
-		return fmt.Errorf("invalid target: unsupported method %q (expected GET or HEAD)", method)
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodOptions:
+	default:
+		return fmt.Errorf("invalid target: unsupported method %q (expected GET, HEAD, POST, PUT or OPTIONS)", method)
 	}
 	if timeout <= 0 {
 		return fmt.Errorf("invalid target: timeout %v is not positive", timeout)
@@ -285,7 +415,10 @@ func (p *HTTPProber) failure(ctx, probeCtx context.Context, t Target, req *http.
 	msg := p.errorMessage(err)
 	var dnsErr *net.DNSError
 	var netErr net.Error
+	var deniedErr *egress.DeniedError
 	switch {
+	case errors.As(err, &deniedErr):
+		return Result{Reason: ReasonEgressDenied, Message: msg}
 	case errors.As(err, &dnsErr):
 		return Result{Reason: ReasonDNSFailed, Message: msg}
 	case isTLSError(err):
@@ -523,6 +656,34 @@ func setPath(u *url.URL, path string) error {
 		return err
 	}
 	u.Path, u.RawPath = ref.Path, ref.RawPath
-	u.RawQuery, u.ForceQuery = ref.RawQuery, ref.ForceQuery
+	u.RawQuery, u.ForceQuery = escapeQuery(ref.RawQuery), ref.ForceQuery
 	return nil
+}
+
+// escapeQuery percent-encodes the bytes that url.Parse lets through in a
+// query but that may not appear in a request line (spaces, control
+// characters, non-ASCII bytes and "<>\^`{|}), which net/http would send as
+// they are and servers refuse with 400. Everything else is kept as written.
+func escapeQuery(q string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"<>\^`+"`{|}", c) >= 0 {
+			if b.Len() == 0 {
+				b.WriteString(q[:i])
+			}
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+			continue
+		}
+		if b.Len() > 0 {
+			b.WriteByte(c)
+		}
+	}
+	if b.Len() == 0 {
+		return q
+	}
+	return b.String()
 }

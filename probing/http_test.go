@@ -541,7 +541,12 @@ func TestHTTPProberInvalidTarget(t *testing.T) {
 			target:      probing.Target{URL: "http://user:secret@127.0.0.1:badport/", Timeout: time.Second},
 			wantContain: "invalid port",
 		},
-		"POST":              {target: probing.Target{URL: "http://127.0.0.1/", Method: "POST", Timeout: time.Second}, wantContain: `unsupported method "POST"`},
+		"TRACE":             {target: probing.Target{URL: "http://127.0.0.1/", Method: "TRACE", Timeout: time.Second}, wantContain: `unsupported method "TRACE"`},
+		"unknown IP family": {target: probing.Target{URL: "http://127.0.0.1/", Timeout: time.Second, IPFamily: "IPv5"}, wantContain: `unknown IP family "IPv5"`},
+		"CA without certificates": {
+			target:      probing.Target{URL: "https://127.0.0.1/", Timeout: time.Second, TLS: probing.TLSOptions{RootCAs: []byte("not PEM")}},
+			wantContain: "CA bundle holds no PEM-encoded certificate",
+		},
 		"malformed method":  {target: probing.Target{URL: "http://127.0.0.1/", Method: "GE T", Timeout: time.Second}, wantContain: "unsupported method"},
 		"zero timeout":      {target: probing.Target{URL: "http://127.0.0.1/"}, wantContain: "timeout 0s is not positive"},
 		"negative timeout":  {target: probing.Target{URL: "http://127.0.0.1/", Timeout: -time.Second}, wantContain: "not positive"},
@@ -568,18 +573,20 @@ func TestBuildURL(t *testing.T) {
 		host, path string
 		want       string
 	}{
-		"host and root":           {host: "http://flant.ru", path: "/", want: "http://flant.ru/"},
-		"bare host with port":     {host: "example.com:8080", path: "/healthz?full=1", want: "http://example.com:8080/healthz?full=1"},
-		"https, empty path":       {host: "https://h", path: "", want: "https://h/"},
-		"trailing slash":          {host: "https://example.com:8443/", path: "/status", want: "https://example.com:8443/status"},
-		"bare host":               {host: "example.com", path: "/", want: "http://example.com/"},
-		"bare IPv6 with port":     {host: "[::1]:8080", path: "/", want: "http://[::1]:8080/"},
-		"IPv6 with scheme":        {host: "https://[2001:db8::1]", path: "/x", want: "https://[2001:db8::1]/x"},
-		"IPv4":                    {host: "127.0.0.1:80", path: "/a/b", want: "http://127.0.0.1:80/a/b"},
-		"upper case scheme":       {host: "HTTPS://example.com", path: "/", want: "https://example.com/"},
-		"escaped path":            {host: "example.com", path: "/a%2Fb?q=a%20b", want: "http://example.com/a%2Fb?q=a%20b"},
-		"query only":              {host: "example.com", path: "/?x=1&y=2", want: "http://example.com/?x=1&y=2"},
-		"path with space escaped": {host: "example.com", path: "/a b", want: "http://example.com/a%20b"},
+		"host and root":            {host: "http://flant.ru", path: "/", want: "http://flant.ru/"},
+		"bare host with port":      {host: "example.com:8080", path: "/healthz?full=1", want: "http://example.com:8080/healthz?full=1"},
+		"https, empty path":        {host: "https://h", path: "", want: "https://h/"},
+		"trailing slash":           {host: "https://example.com:8443/", path: "/status", want: "https://example.com:8443/status"},
+		"bare host":                {host: "example.com", path: "/", want: "http://example.com/"},
+		"bare IPv6 with port":      {host: "[::1]:8080", path: "/", want: "http://[::1]:8080/"},
+		"IPv6 with scheme":         {host: "https://[2001:db8::1]", path: "/x", want: "https://[2001:db8::1]/x"},
+		"IPv4":                     {host: "127.0.0.1:80", path: "/a/b", want: "http://127.0.0.1:80/a/b"},
+		"upper case scheme":        {host: "HTTPS://example.com", path: "/", want: "https://example.com/"},
+		"escaped path":             {host: "example.com", path: "/a%2Fb?q=a%20b", want: "http://example.com/a%2Fb?q=a%20b"},
+		"query only":               {host: "example.com", path: "/?x=1&y=2", want: "http://example.com/?x=1&y=2"},
+		"path with space escaped":  {host: "example.com", path: "/a b", want: "http://example.com/a%20b"},
+		"query with space escaped": {host: "example.com", path: "/? ", want: "http://example.com/?%20"}, // found by FuzzProbePath
+		"query escaped as needed":  {host: "example.com", path: "/s?q=a b&x=<\u00e9>&y=%41|", want: "http://example.com/s?q=a%20b&x=%3C%C3%A9%3E&y=%41%7C"},
 	}
 	for name, tc := range valid {
 		t.Run("valid/"+name, func(t *testing.T) {

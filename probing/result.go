@@ -30,6 +30,22 @@ const (
 	// example a URL that does not parse). The API server's validation makes
 	// this rare; it is reported rather than crashing.
 	ReasonInvalidTarget Reason = "InvalidTarget"
+	// ReasonBodyMismatch means the response body did not match the body
+	// check (or, inverted, matched it).
+	ReasonBodyMismatch Reason = "BodyMismatch"
+	// ReasonCertificateExpiring means the probe succeeded, but the served
+	// certificate chain expires sooner than the target's warning period (or
+	// already has, when verification is skipped).
+	ReasonCertificateExpiring Reason = "CertificateExpiring"
+	// ReasonEgressDenied means the egress policy refused to connect to the
+	// address the target (or a redirect) resolved to.
+	ReasonEgressDenied Reason = "EgressDenied"
+	// ReasonSecretUnavailable means a Secret (or key) the checker refers to
+	// cannot be read, so the probe is not run.
+	ReasonSecretUnavailable Reason = "SecretUnavailable"
+	// ReasonSecretAccessDisabled means the checker refers to a Secret but
+	// the operator runs with Secret access turned off.
+	ReasonSecretAccessDisabled Reason = "SecretAccessDisabled"
 )
 
 // ReadyMessage is the Result message of every successful probe.
@@ -51,6 +67,11 @@ type Result struct {
 	StatusCode int
 	// Duration is how long the probe took, end to end.
 	Duration time.Duration
+	// CertificateExpiry is the earliest expiry (NotAfter) of the
+	// certificates the server presented, for responses received over TLS;
+	// nil otherwise. It backs status.certificateExpiry and the
+	// probe_ssl_earliest_cert_expiry metric.
+	CertificateExpiry *time.Time
 	// Phases is how long each phase of the HTTP exchange took; phases that
 	// did not happen are absent. Nil when the prober does not measure
 	// phases. Like Duration, it is not part of the outcome (SameOutcome).
@@ -60,7 +81,15 @@ type Result struct {
 // SameOutcome reports whether r and o describe the same observable outcome,
 // ignoring how long the probes took.
 func (r Result) SameOutcome(o Result) bool {
-	return r.Success == o.Success && r.Reason == o.Reason && r.Message == o.Message && r.StatusCode == o.StatusCode
+	return r.Success == o.Success && r.Reason == o.Reason && r.Message == o.Message && r.StatusCode == o.StatusCode &&
+		sameTime(r.CertificateExpiry, o.CertificateExpiry)
+}
+
+func sameTime(a, b *time.Time) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return a.Equal(*b)
 }
 
 // Prober probes one target. Implementations must honour ctx cancellation and

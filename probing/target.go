@@ -1,6 +1,9 @@
 package probing
 
 import (
+	"bytes"
+	"fmt"
+	"regexp"
 	"slices"
 	"time"
 )
@@ -20,7 +23,121 @@ type Target struct {
 	// FollowRedirects makes the prober follow up to MaxRedirects redirects.
 	// When false the first response, redirect or not, is judged.
 	FollowRedirects bool
+	// Headers are set on the request, after the User-Agent (which they may
+	// override). A "Host" header sets the request's host.
+	Headers []Header
+	// Body is the request body; empty sends none.
+	Body string
+	// BodyMatch, when set, judges the response body after the status code.
+	BodyMatch *BodyMatch
+	// BasicAuth, when set, is sent as HTTP basic authentication.
+	BasicAuth *BasicAuth
+	// BearerToken, when not empty, is sent as "Authorization: Bearer ...".
+	BearerToken Secret
+	// TLS configures the TLS client.
+	TLS TLSOptions
+	// CertExpiryWarning makes a successful https probe fail with
+	// ReasonCertificateExpiring when the served chain expires sooner than
+	// this. Zero turns the check off.
+	CertExpiryWarning time.Duration
+	// IPFamily restricts the addresses connected to; IPFamilyAny uses both.
+	IPFamily IPFamily
 }
+
+// Limits of the options parsed by ParseStatusCodes and NewBodyMatch, the
+// same as the CRD's.
+const (
+	MinStatusCode       = 100
+	MaxStatusCode       = 599
+	MaxBodyMatchBytes   = 1 << 20
+	MaxBodyMatchPattern = 1024
+)
+
+// ParseStatusCodes checks a list of accepted status codes (each between
+// 100 and 599) and returns it sorted, without duplicates: a set, whose
+// order is not a change.
+func ParseStatusCodes(codes []int32) ([]int, error) {
+	out := make([]int, 0, len(codes))
+	for _, c := range codes {
+		if c < MinStatusCode || c > MaxStatusCode {
+			return nil, fmt.Errorf("status code %d is not between %d and %d", c, MinStatusCode, MaxStatusCode)
+		}
+		out = append(out, int(c))
+	}
+	slices.Sort(out)
+	return slices.Compact(out), nil
+}
+
+// NewBodyMatch compiles an RE2 regular expression (Go syntax) into a
+// BodyMatch reading at most maxBytes (0 means the prober's BodyLimit).
+func NewBodyMatch(pattern string, invert bool, maxBytes int64) (*BodyMatch, error) {
+	switch {
+	case pattern == "":
+		return nil, fmt.Errorf("empty regular expression")
+	case len(pattern) > MaxBodyMatchPattern:
+		return nil, fmt.Errorf("regular expression longer than %d bytes", MaxBodyMatchPattern)
+	case maxBytes < 0 || maxBytes > MaxBodyMatchBytes:
+		return nil, fmt.Errorf("maxBodyBytes %d is not between 1 and %d", maxBytes, MaxBodyMatchBytes)
+	}
+	re, err := regexp.Compile(pattern)
+	if err != nil {
+		return nil, err
+	}
+	return &BodyMatch{Regexp: re, Invert: invert, MaxBytes: maxBytes}, nil
+}
+
+// Header is one request header. Its value may come from a Secret: it is a
+// Secret, so that it never shows in logs.
+type Header struct {
+	Name  string
+	Value Secret
+	// Sensitive marks a value read from a Kubernetes Secret: the header is
+	// not sent on after a redirect to another host.
+	Sensitive bool
+}
+
+// BasicAuth is a user name and password for HTTP basic authentication.
+type BasicAuth struct {
+	Username Secret
+	Password Secret
+}
+
+// BodyMatch judges a response body with a regular expression.
+type BodyMatch struct {
+	// Regexp must match the first MaxBytes bytes of the body (or, with
+	// Invert, must not).
+	Regexp *regexp.Regexp
+	Invert bool
+	// MaxBytes is how much of the body is read and searched at most; zero
+	// means the prober's BodyLimit.
+	MaxBytes int64
+}
+
+// TLSOptions configure the TLS client of a probe. The zero value verifies
+// the server against the system roots, with Go's default minimum version.
+type TLSOptions struct {
+	// InsecureSkipVerify accepts any server certificate.
+	InsecureSkipVerify bool
+	// ServerName is sent in the handshake (SNI) and verified instead of the
+	// URL's host name.
+	ServerName string
+	// RootCAs holds PEM-encoded CA certificates that replace the system
+	// roots; empty uses the system roots.
+	RootCAs []byte
+	// MinVersion is the lowest TLS version accepted (tls.VersionTLS12, ...);
+	// zero means Go's default.
+	MinVersion uint16
+}
+
+// IPFamily restricts which addresses a probe connects to.
+type IPFamily string
+
+// IP families.
+const (
+	IPFamilyAny  IPFamily = ""
+	IPFamilyIPv4 IPFamily = "IPv4"
+	IPFamilyIPv6 IPFamily = "IPv6"
+)
 
 // MaxRedirects is the number of redirects a probe follows at most.
 const MaxRedirects = 10
@@ -28,7 +145,29 @@ const MaxRedirects = 10
 // Equal reports whether t and o describe the same probe.
 func (t Target) Equal(o Target) bool {
 	return t.URL == o.URL && t.Method == o.Method && t.Timeout == o.Timeout &&
-		t.FollowRedirects == o.FollowRedirects && slices.Equal(t.ExpectedStatusCodes, o.ExpectedStatusCodes)
+		t.FollowRedirects == o.FollowRedirects && slices.Equal(t.ExpectedStatusCodes, o.ExpectedStatusCodes) &&
+		slices.Equal(t.Headers, o.Headers) && t.Body == o.Body && t.BodyMatch.equal(o.BodyMatch) &&
+		equalPtr(t.BasicAuth, o.BasicAuth) && t.BearerToken == o.BearerToken && t.TLS.equal(o.TLS) &&
+		t.CertExpiryWarning == o.CertExpiryWarning && t.IPFamily == o.IPFamily
+}
+
+func (m *BodyMatch) equal(o *BodyMatch) bool {
+	if m == nil || o == nil {
+		return m == o
+	}
+	return m.Regexp.String() == o.Regexp.String() && m.Invert == o.Invert && m.MaxBytes == o.MaxBytes
+}
+
+func (t TLSOptions) equal(o TLSOptions) bool {
+	return t.InsecureSkipVerify == o.InsecureSkipVerify && t.ServerName == o.ServerName &&
+		bytes.Equal(t.RootCAs, o.RootCAs) && t.MinVersion == o.MinVersion
+}
+
+func equalPtr[T comparable](a, b *T) bool {
+	if a == nil || b == nil {
+		return a == b
+	}
+	return *a == *b
 }
 
 // Accepts reports whether code is an accepted final status code.

@@ -2,13 +2,13 @@ package sharding_test
 
 import (
 	"context"
-	"github.com/prometheus/client_golang/prometheus"
 	"net"
 	"net/url"
 	"os"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	coordinationv1 "k8s.io/api/coordination/v1"

@@ -17,6 +17,10 @@ const (
 
 // WebCheckerSpec describes the server to probe and how.
 //
+// +kubebuilder:validation:XValidation:rule="!has(self.body) || (has(self.method) && self.method in ['POST', 'PUT'])",message="body requires method POST or PUT"
+// +kubebuilder:validation:XValidation:rule="!has(self.bodyMatch) || !has(self.method) || self.method != 'HEAD'",message="bodyMatch cannot be used with method HEAD: a HEAD response has no body"
+// +kubebuilder:validation:XValidation:rule="!(has(self.basicAuthSecretRef) && has(self.bearerTokenSecretRef))",message="basicAuthSecretRef and bearerTokenSecretRef are mutually exclusive"
+// +kubebuilder:validation:XValidation:rule="!(has(self.basicAuthSecretRef) || has(self.bearerTokenSecretRef)) || !has(self.headers) || !self.headers.exists(h, h.name.lowerAscii() == 'authorization')",message="an Authorization header cannot be combined with basicAuthSecretRef or bearerTokenSecretRef"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.interval) || !self.timeout.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || !self.interval.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.timeout) < duration(self.interval)",message="timeout must be less than interval"
 type WebCheckerSpec struct {
 	// Host is the server to probe: http://host[:port], https://host[:port],
@@ -63,12 +67,61 @@ type WebCheckerSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) > duration('0s')",message="timeout must be positive"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
-	// Method is the HTTP method, GET or HEAD.
+	// Method is the HTTP method: GET, HEAD, POST, PUT or OPTIONS.
 	//
 	// +optional
 	// +kubebuilder:default=GET
-	// +kubebuilder:validation:Enum=GET;HEAD
+	// +kubebuilder:validation:Enum=GET;HEAD;POST;PUT;OPTIONS
 	Method string `json:"method,omitempty"`
+
+	// Headers are added to every probe request. Names are unique (ignoring
+	// case); hop-by-hop headers and Content-Length are set by the prober and
+	// cannot be given. A Host header sets the request's host.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=name
+	// +kubebuilder:validation:MaxItems=32
+	// +kubebuilder:validation:XValidation:rule="self.all(h, self.filter(o, o.name.lowerAscii() == h.name.lowerAscii()).size() == 1)",message="header names must be unique, ignoring case"
+	Headers []HTTPHeader `json:"headers,omitempty"`
+
+	// Body is the request body of a POST or PUT probe.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=16384
+	Body string `json:"body,omitempty"`
+
+	// BodyMatch is a regular expression that the response body must match
+	// (or, inverted, must not match).
+	//
+	// +optional
+	BodyMatch *BodyMatch `json:"bodyMatch,omitempty"`
+
+	// TLS configures https probes (and https redirect targets).
+	//
+	// +optional
+	TLS *TLSOptions `json:"tls,omitempty"`
+
+	// BasicAuthSecretRef names a Secret in the checker's namespace whose
+	// "username" and "password" keys (as in a kubernetes.io/basic-auth
+	// Secret) are sent as HTTP basic authentication.
+	//
+	// +optional
+	BasicAuthSecretRef *SecretReference `json:"basicAuthSecretRef,omitempty"`
+
+	// BearerTokenSecretRef names a Secret key in the checker's namespace
+	// whose value is sent as "Authorization: Bearer <value>".
+	//
+	// +optional
+	BearerTokenSecretRef *SecretKeySelector `json:"bearerTokenSecretRef,omitempty"`
+
+	// IPFamily selects the addresses the probe connects to: IPv4 only, IPv6
+	// only, or Any (both, IPv6 first where the host has both).
+	//
+	// +optional
+	// +kubebuilder:default=Any
+	// +kubebuilder:validation:Enum=IPv4;IPv6;Any
+	IPFamily IPFamily `json:"ipFamily,omitempty"`
 
 	// ExpectedStatusCodes lists the final status codes that count as
 	// success. When empty, any 2xx or 3xx code is success.
@@ -87,6 +140,150 @@ type WebCheckerSpec struct {
 	// +optional
 	// +kubebuilder:default=true
 	FollowRedirects *bool `json:"followRedirects,omitempty"`
+}
+
+// IPFamily is the address family a probe connects over.
+type IPFamily string
+
+// IP family preferences.
+const (
+	IPFamilyIPv4 IPFamily = "IPv4"
+	IPFamilyIPv6 IPFamily = "IPv6"
+	IPFamilyAny  IPFamily = "Any"
+)
+
+// HTTPHeader is one request header, with a literal value or a value read
+// from a Secret.
+//
+// +kubebuilder:validation:XValidation:rule="has(self.value) != has(self.valueFrom)",message="a header needs exactly one of value or valueFrom"
+type HTTPHeader struct {
+	// Name is the header name, an HTTP token such as X-Api-Key.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +kubebuilder:validation:Pattern=`^[-!#$%&'*+.^_|~0-9A-Za-z]+$`
+	// +kubebuilder:validation:XValidation:rule="!(self.lowerAscii() in ['connection', 'content-length', 'keep-alive', 'proxy-authorization', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade'])",message="this header is set by the prober and cannot be given"
+	Name string `json:"name"`
+
+	// Value is the literal header value.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=8192
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[\\x00-\\x08\\x0a-\\x1f\\x7f]')",message="header values must not contain control characters such as CR or LF"
+	Value string `json:"value,omitempty"`
+
+	// ValueFrom reads the header value from a Secret in the checker's
+	// namespace. The value is never logged or written to the status.
+	//
+	// +optional
+	ValueFrom *HeaderValueSource `json:"valueFrom,omitempty"`
+}
+
+// HeaderValueSource is where a header value comes from.
+type HeaderValueSource struct {
+	// SecretKeyRef selects a key of a Secret in the checker's namespace.
+	//
+	// +required
+	SecretKeyRef SecretKeySelector `json:"secretKeyRef"`
+}
+
+// SecretReference names a Secret in the checker's namespace.
+type SecretReference struct {
+	// Name is the Secret's name.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+}
+
+// SecretKeySelector selects one key of a Secret in the checker's namespace.
+type SecretKeySelector struct {
+	// Name is the Secret's name.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	Name string `json:"name"`
+
+	// Key is the key within the Secret's data.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[-._a-zA-Z0-9]+$`
+	Key string `json:"key"`
+}
+
+// BodyMatch checks the response body with a regular expression.
+type BodyMatch struct {
+	// Regex is an RE2 regular expression (Go syntax) searched for in the
+	// first maxBodyBytes of the response body.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="type(''.matches(self)) == bool",message="regex must be a valid RE2 regular expression"
+	Regex string `json:"regex"`
+
+	// Invert makes a match a failure: the body must not match regex.
+	//
+	// +optional
+	Invert bool `json:"invert,omitempty"`
+
+	// MaxBodyBytes is how much of the response body is searched, at most
+	// 1 MiB.
+	//
+	// +optional
+	// +kubebuilder:default=65536
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1048576
+	MaxBodyBytes *int64 `json:"maxBodyBytes,omitempty"`
+}
+
+// TLSOptions configure the TLS client of https probes.
+//
+// +kubebuilder:validation:XValidation:rule="!(has(self.insecureSkipVerify) && self.insecureSkipVerify && has(self.caSecretRef))",message="caSecretRef has no effect with insecureSkipVerify; set only one"
+type TLSOptions struct {
+	// InsecureSkipVerify accepts any certificate the server presents. The
+	// certificate's expiry is still reported and checked.
+	//
+	// +optional
+	InsecureSkipVerify bool `json:"insecureSkipVerify,omitempty"`
+
+	// ServerName is the name sent in the TLS handshake (SNI) and verified
+	// against the certificate, instead of the host's name.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9*]([-A-Za-z0-9.]*[A-Za-z0-9])?$`
+	ServerName string `json:"serverName,omitempty"`
+
+	// CASecretRef selects a Secret key in the checker's namespace holding
+	// PEM-encoded CA certificates that replace the system roots.
+	//
+	// +optional
+	CASecretRef *SecretKeySelector `json:"caSecretRef,omitempty"`
+
+	// MinVersion is the lowest TLS version accepted: 1.0, 1.1, 1.2 or 1.3.
+	// Default 1.2.
+	//
+	// +optional
+	// +kubebuilder:validation:Enum="1.0";"1.1";"1.2";"1.3"
+	MinVersion string `json:"minVersion,omitempty"`
+
+	// CertExpiryWarning turns Ready False (reason CertificateExpiring) when
+	// the served certificate chain expires sooner than this. Default 336h
+	// (14 days); 0s turns the warning off.
+	//
+	// +optional
+	// +kubebuilder:default="336h"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:Pattern=`^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$`
+	CertExpiryWarning *metav1.Duration `json:"certExpiryWarning,omitempty"`
 }
 
 // WebCheckerStatus is the observed outcome of the latest probes.
@@ -110,6 +307,12 @@ type WebCheckerStatus struct {
 	// +optional
 	HTTPStatusCode int32 `json:"httpStatusCode,omitempty"`
 
+	// CertificateExpiry is the earliest expiry (notAfter) of the
+	// certificate chain served by an https target in the latest probe.
+	//
+	// +optional
+	CertificateExpiry *metav1.Time `json:"certificateExpiry,omitempty"`
+
 	// Shard is the identity of the operator replica that probes this
 	// checker and writes its status.
 	//
@@ -131,6 +334,7 @@ type WebCheckerStatus struct {
 // +kubebuilder:printcolumn:name="Interval",type=string,JSONPath=`.spec.interval`,priority=1
 // +kubebuilder:printcolumn:name="Shard",type=string,JSONPath=`.status.shard`,priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Cert-Expiry",type=string,JSONPath=`.status.certificateExpiry`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type WebChecker struct {
 	metav1.TypeMeta   `json:",inline"`

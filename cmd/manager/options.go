@@ -5,8 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
+	"k8s.io/apimachinery/pkg/labels"
+
+	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/probing/egress"
 	"github.com/networkio/webchecker/sharding/membership"
 	"github.com/networkio/webchecker/sharding/ring"
 )
@@ -26,6 +31,15 @@ type options struct {
 	leaseDuration      time.Duration
 	leaseRenewInterval time.Duration
 	virtualNodes       int
+
+	secretAccess        bool
+	denyCIDRs           string
+	allowCIDRs          string
+	denyPrivateNetworks bool
+
+	watchNamespaces   string
+	namespaceSelector string
+	secretSelector    string
 }
 
 func defaultOptions() options {
@@ -39,6 +53,8 @@ func defaultOptions() options {
 		leaseDuration:      membership.DefaultLeaseDuration,
 		leaseRenewInterval: membership.DefaultRenewInterval,
 		virtualNodes:       ring.DefaultVirtualNodes,
+		secretAccess:       true,
+		denyCIDRs:          strings.Join(egress.DefaultDenyCIDRs, ","),
 	}
 }
 
@@ -68,6 +84,52 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.leaseDuration, "lease-duration", o.leaseDuration, "How long a replica's Lease stays valid without renewal (whole seconds). A crashed replica's checkers are taken over after at most this long.")
 	fs.DurationVar(&o.leaseRenewInterval, "lease-renew-interval", o.leaseRenewInterval, "How often a replica renews its Lease.")
 	fs.IntVar(&o.virtualNodes, "virtual-nodes", o.virtualNodes, "Tokens per replica on the consistent-hash ring; all replicas must use the same value.")
+	fs.BoolVar(&o.secretAccess, "secret-access", o.secretAccess, "Let checkers read header values, credentials and CA bundles from Secrets in their own namespace. When false no Secret is read or watched (the secrets RBAC rule can be dropped) and checkers that refer to one report SecretAccessDisabled.")
+	fs.StringVar(&o.denyCIDRs, "deny-cidrs", o.denyCIDRs, "Comma-separated address ranges probes must never connect to, checked on the resolved address of every connection (redirects included). Empty denies nothing.")
+	fs.StringVar(&o.allowCIDRs, "allow-cidrs", o.allowCIDRs, "Comma-separated address ranges probes may connect to even inside a denied range (--deny-cidrs, --deny-private-networks).")
+	fs.StringVar(&o.watchNamespaces, "watch-namespaces", o.watchNamespaces, "Comma-separated namespaces whose WebCheckers (and Secrets) are watched and served; empty means all.")
+	fs.StringVar(&o.namespaceSelector, "namespace-selector", o.namespaceSelector, "Label selector (such as team=platform) of the namespaces whose WebCheckers are served; empty means all. Needs list/watch on namespaces.")
+	fs.StringVar(&o.secretSelector, "secret-selector", o.secretSelector, "Label selector of the Secrets checkers may use; only those are cached. Empty means all Secrets (in the watched namespaces).")
+	fs.BoolVar(&o.denyPrivateNetworks, "deny-private-networks", o.denyPrivateNetworks, "Also deny loopback, RFC 1918 private, carrier-grade NAT, IPv6 unique local and unspecified addresses.")
+}
+
+// watchScope is the namespaces served and the Secrets used, given by the
+// flags.
+func (o options) watchScope() (controllers.WatchScope, error) {
+	var scope controllers.WatchScope
+	for _, ns := range strings.Split(o.watchNamespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			scope.Namespaces = append(scope.Namespaces, ns)
+		}
+	}
+	if o.namespaceSelector != "" {
+		selector, err := labels.Parse(o.namespaceSelector)
+		if err != nil {
+			return scope, fmt.Errorf("--namespace-selector: %w", err)
+		}
+		scope.NamespaceSelector = selector
+	}
+	if o.secretSelector != "" {
+		selector, err := labels.Parse(o.secretSelector)
+		if err != nil {
+			return scope, fmt.Errorf("--secret-selector: %w", err)
+		}
+		scope.SecretSelector = selector
+	}
+	return scope, nil
+}
+
+// egressPolicy is the probes' egress policy given by the flags.
+func (o options) egressPolicy() (*egress.Policy, error) {
+	deny, err := egress.ParseCIDRs(strings.Split(o.denyCIDRs, ","))
+	if err != nil {
+		return nil, fmt.Errorf("--deny-cidrs: %w", err)
+	}
+	allow, err := egress.ParseCIDRs(strings.Split(o.allowCIDRs, ","))
+	if err != nil {
+		return nil, fmt.Errorf("--allow-cidrs: %w", err)
+	}
+	return egress.NewPolicy(egress.Options{Deny: deny, Allow: allow, DenyPrivate: o.denyPrivateNetworks}), nil
 }
 
 // safetyMargin is how long before its Lease could expire in the eyes of the
@@ -96,6 +158,12 @@ func (o options) validate() error {
 	}
 	if o.virtualNodes < 1 {
 		errs = append(errs, errors.New("--virtual-nodes must be at least 1"))
+	}
+	if _, err := o.egressPolicy(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := o.watchScope(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }

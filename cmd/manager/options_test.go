@@ -2,6 +2,7 @@ package main
 
 import (
 	"flag"
+	"net/netip"
 	"testing"
 	"time"
 
@@ -15,7 +16,7 @@ func TestOptionsFromFlags(t *testing.T) {
 	opts := defaultOptions()
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	opts.bindFlags(fs)
-	require.NoError(t, fs.Parse([]string{"--probe-workers=8", "--lease-duration=6s"}))
+	require.NoError(t, fs.Parse([]string{"--probe-workers=8", "--lease-duration=6s", "--allow-cidrs=169.254.170.2", "--deny-private-networks"}))
 
 	assert.Equal(t, "webchecker-7d9f8-x2k4p", opts.shardID)
 	assert.Equal(t, "monitoring", opts.leaseNamespace)
@@ -23,6 +24,42 @@ func TestOptionsFromFlags(t *testing.T) {
 	assert.Equal(t, 6*time.Second, opts.leaseDuration)
 	assert.Equal(t, 1500*time.Millisecond, opts.safetyMargin())
 	assert.NoError(t, opts.validate())
+	assert.True(t, opts.secretAccess, "Secret access is on by default")
+
+	policy, err := opts.egressPolicy()
+	require.NoError(t, err)
+	for addr, denied := range map[string]bool{"169.254.169.254": true, "169.254.170.2": false, "fd00:ec2::254": true, "10.0.0.1": true, "192.0.2.1": false} {
+		assert.Equal(t, denied, policy.Check(netip.MustParseAddr(addr)) != nil, addr)
+	}
+}
+
+func TestWatchScopeFromFlags(t *testing.T) {
+	opts := defaultOptions()
+	scope, err := opts.watchScope()
+	require.NoError(t, err)
+	assert.Empty(t, scope.Namespaces)
+	assert.Nil(t, scope.NamespaceSelector, "every namespace by default")
+	assert.Nil(t, scope.SecretSelector, "every Secret by default")
+
+	opts.watchNamespaces, opts.namespaceSelector, opts.secretSelector = "team-a, team-b,", "webchecker=on", "webchecker.test.network.io/probe"
+	scope, err = opts.watchScope()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"team-a", "team-b"}, scope.Namespaces)
+	assert.Equal(t, "webchecker=on", scope.NamespaceSelector.String())
+	assert.Equal(t, "webchecker.test.network.io/probe", scope.SecretSelector.String())
+}
+
+func TestEgressDefaults(t *testing.T) {
+	policy, err := defaultOptions().egressPolicy()
+	require.NoError(t, err)
+	for addr, denied := range map[string]bool{"169.254.169.254": true, "fe80::1": true, "fd00:ec2::254": true, "127.0.0.1": false, "10.0.0.1": false} {
+		assert.Equal(t, denied, policy.Check(netip.MustParseAddr(addr)) != nil, addr)
+	}
+	opts := defaultOptions()
+	opts.denyCIDRs = ""
+	policy, err = opts.egressPolicy()
+	require.NoError(t, err)
+	assert.NoError(t, policy.Check(netip.MustParseAddr("169.254.169.254")), "an empty --deny-cidrs denies nothing")
 }
 
 func TestOptionsValidate(t *testing.T) {
@@ -36,6 +73,10 @@ func TestOptionsValidate(t *testing.T) {
 		"fractional lease":            {func(o *options) { o.leaseDuration = 2500 * time.Millisecond }, "whole number of seconds"},
 		"renewal slower than fencing": {func(o *options) { o.leaseRenewInterval = 9 * time.Second }, "--lease-renew-interval"},
 		"no virtual nodes":            {func(o *options) { o.virtualNodes = 0 }, "--virtual-nodes"},
+		"bad deny range":              {func(o *options) { o.denyCIDRs = "169.254.0.0/16,10.0.0.0/33" }, `--deny-cidrs: invalid address range "10.0.0.0/33"`},
+		"bad namespace selector":      {func(o *options) { o.namespaceSelector = "team in (a" }, "--namespace-selector"},
+		"bad secret selector":         {func(o *options) { o.secretSelector = "a=b=c" }, "--secret-selector"},
+		"bad allow range":             {func(o *options) { o.allowCIDRs = "example.com" }, `--allow-cidrs: invalid address range "example.com"`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

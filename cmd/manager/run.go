@@ -22,6 +22,14 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 	log := ctrl.Log.WithName("setup")
+	policy, err := opts.egressPolicy()
+	if err != nil {
+		return err
+	}
+	scope, err := opts.watchScope()
+	if err != nil {
+		return err
+	}
 
 	scheme, err := controllers.NewScheme()
 	if err != nil {
@@ -34,7 +42,7 @@ func run(ctx context.Context, opts options) error {
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  controllers.CacheOptions(opts.leaseNamespace, opts.ringName),
+		Cache:                  scope.ApplyTo(controllers.CacheOptions(opts.leaseNamespace, opts.ringName)),
 		Metrics:                opts.metricsServerOptions(),
 		HealthProbeBindAddress: opts.probeAddr,
 	})
@@ -46,6 +54,7 @@ func run(ctx context.Context, opts options) error {
 		Prober: probing.NewHTTPProber(probing.HTTPProberOptions{
 			DNSServer: opts.dnsServer,
 			UserAgent: "webchecker (shard " + opts.shardID + ")",
+			Egress:    policy,
 		}),
 		ProbeWorkers:   opts.probeWorkers,
 		LeaseNamespace: opts.leaseNamespace,
@@ -55,6 +64,9 @@ func run(ctx context.Context, opts options) error {
 		SafetyMargin:   opts.safetyMargin(),
 		VirtualNodes:   opts.virtualNodes,
 		Logger:         ctrl.Log,
+
+		SecretAccess: opts.secretAccess,
+		Scope:        scope,
 	}); err != nil {
 		return err
 	}
@@ -66,7 +78,8 @@ func run(ctx context.Context, opts options) error {
 	}
 
 	log.Info("Starting manager", "shardID", opts.shardID, "metricsSecure", opts.metricsSecure, "probeWorkers", opts.probeWorkers, "dnsServer", opts.dnsServer,
-		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration)
+		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration,
+		"secretAccess", opts.secretAccess, "egressPolicy", policy.String(), "scope", scope.String())
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}

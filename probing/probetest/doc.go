@@ -7,6 +7,9 @@
 // names can be used in probe targets without a single packet leaving the
 // machine, and so that "no such host" failures are deterministic.
 //
+// NewCertificate generates certificates with a chosen validity, for TLS test
+// servers whose certificate is about to expire or already has.
+//
 // This package is meant for tests only; it is not a general purpose DNS
 // server.
 package probetest

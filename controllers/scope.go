@@ -1,0 +1,106 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+)
+
+// WatchScope limits what a replica watches and serves: the namespaces
+// whose WebCheckers it probes, and the Secrets those may use. The zero
+// value serves every namespace and every Secret.
+type WatchScope struct {
+	// Namespaces lists the namespaces served; empty means all. The cache
+	// then watches WebCheckers and Secrets in these namespaces only.
+	Namespaces []string
+	// NamespaceSelector, when not nil, serves only namespaces whose labels
+	// match it (read from the cache, which then watches matching
+	// Namespaces).
+	NamespaceSelector labels.Selector
+	// SecretSelector, when not nil, limits the Secrets checkers may use,
+	// and the cache holds, to those whose labels match it.
+	SecretSelector labels.Selector
+}
+
+// ApplyTo restricts the cache options opts (see CacheOptions) to the
+// scope.
+func (s WatchScope) ApplyTo(opts cache.Options) cache.Options {
+	if len(s.Namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range s.Namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	if s.NamespaceSelector != nil || s.SecretSelector != nil {
+		byObject := map[client.Object]cache.ByObject{}
+		for obj, o := range opts.ByObject {
+			byObject[obj] = o
+		}
+		if s.NamespaceSelector != nil {
+			byObject[&corev1.Namespace{}] = cache.ByObject{Label: s.NamespaceSelector}
+		}
+		if s.SecretSelector != nil {
+			byObject[&corev1.Secret{}] = cache.ByObject{Label: s.SecretSelector}
+		}
+		opts.ByObject = byObject
+	}
+	return opts
+}
+
+// String describes the scope for logs.
+func (s WatchScope) String() string {
+	desc := "all namespaces"
+	if len(s.Namespaces) > 0 {
+		desc = fmt.Sprintf("namespaces %v", s.Namespaces)
+	}
+	if s.NamespaceSelector != nil {
+		desc += fmt.Sprintf(" labelled %s", s.NamespaceSelector)
+	}
+	if s.SecretSelector != nil {
+		desc += fmt.Sprintf(", Secrets labelled %s", s.SecretSelector)
+	}
+	return desc
+}
+
+// namespaceSelected reports whether namespace is in the cache, which holds
+// only the Namespaces that match the scope's selector.
+func namespaceSelected(ctx context.Context, reader client.Reader, namespace string) (bool, error) {
+	err := reader.Get(ctx, types.NamespacedName{Name: namespace}, &corev1.Namespace{})
+	switch {
+	case err == nil:
+		return true, nil
+	case apierrors.IsNotFound(err):
+		return false, nil
+	default:
+		return false, fmt.Errorf("reading Namespace %q: %w", namespace, err)
+	}
+}
+
+// checkersInNamespace maps a Namespace (entering or leaving the selection)
+// to the WebCheckers in it.
+func checkersInNamespace(reader client.Reader) func(context.Context, *corev1.Namespace) []reconcile.Request {
+	return func(ctx context.Context, ns *corev1.Namespace) []reconcile.Request {
+		var list webcheckerv1alpha1.WebCheckerList
+		if err := reader.List(ctx, &list, client.InNamespace(ns.Name)); err != nil {
+			return nil // the cache answers from memory
+		}
+		return requestsFor(list.Items)
+	}
+}
+
+func requestsFor(items []webcheckerv1alpha1.WebChecker) []reconcile.Request {
+	requests := make([]reconcile.Request, 0, len(items))
+	for i := range items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&items[i])})
+	}
+	return requests
+}

@@ -1,0 +1,166 @@
+package controllers_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/probing"
+)
+
+// probeLog is a prober that probes nothing: it records the URLs it was
+// asked to probe and reports success.
+type probeLog struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+func (p *probeLog) Probe(_ context.Context, t probing.Target) probing.Result {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.counts[t.URL]++
+	return probing.Result{Success: true, Reason: probing.ReasonSucceeded, Message: probing.ReadyMessage, StatusCode: 200}
+}
+
+func (p *probeLog) count(url string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.counts[url]
+}
+
+func setNamespaceLabel(t *testing.T, ns, value string) {
+	t.Helper()
+	obj := &corev1.Namespace{}
+	require.NoError(t, k8sClient.Get(context.Background(), client.ObjectKey{Name: ns}, obj))
+	patch := client.MergeFrom(obj.DeepCopy())
+	if obj.Labels == nil {
+		obj.Labels = map[string]string{}
+	}
+	if value == "" {
+		delete(obj.Labels, "webchecker.test/scope")
+	} else {
+		obj.Labels["webchecker.test/scope"] = value
+	}
+	require.NoError(t, k8sClient.Patch(context.Background(), obj, patch))
+}
+
+// TestNamespaceScope runs a second replica (a ring of its own) that serves
+// two watched namespaces, and of those only the ones labelled
+// webchecker.test/scope=on.
+func TestNamespaceScope(t *testing.T) {
+	t.Parallel()
+	selected, unlabelled, unwatched := newNamespace(t), newNamespace(t), newNamespace(t)
+	setNamespaceLabel(t, selected, "on")
+	setNamespaceLabel(t, unwatched, "on")
+
+	probes := &probeLog{counts: map[string]int{}}
+	selector := labels.SelectorFromSet(labels.Set{"webchecker.test/scope": "on"})
+	scope := controllers.WatchScope{Namespaces: []string{selected, unlabelled}, NamespaceSelector: selector}
+	const ring = "namespace-scope-test"
+	mgr, err := ctrl.NewManager(k8sConfig, ctrl.Options{
+		Scheme:                 k8sClient.Scheme(),
+		Cache:                  scope.ApplyTo(controllers.CacheOptions(testLeaseNamespace, ring)),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// The suite's manager runs a controller of the same name.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	require.NoError(t, err)
+	_, err = controllers.Setup(mgr, controllers.ReplicaOptions{
+		ShardID:        "scoped-replica",
+		Prober:         probes,
+		InitialJitter:  100 * time.Millisecond,
+		LeaseNamespace: testLeaseNamespace,
+		RingName:       ring,
+		Scope:          scope,
+		Logger:         ctrl.Log.WithName("scoped"),
+		Registerer:     prometheus.NewRegistry(), // a second replica in this process
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- mgr.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-stopped)
+	})
+
+	// Nothing listens on port 1: the suite's replica, which serves every
+	// namespace, fails quickly on these; the scoped one only records them.
+	urls := map[string]string{}
+	for _, ns := range []string{selected, unlabelled, unwatched} {
+		wc := newChecker(ns, "scoped", "http://127.0.0.1:1", "/"+ns)
+		require.NoError(t, k8sClient.Create(context.Background(), wc))
+		urls[ns] = "http://127.0.0.1:1/" + ns
+	}
+
+	require.Eventually(t, func() bool { return probes.count(urls[selected]) >= 3 }, 5*interval+5*time.Second, poll, "the selected namespace is not served")
+	assert.Zero(t, probes.count(urls[unlabelled]), "a namespace without the label was served")
+	assert.Zero(t, probes.count(urls[unwatched]), "a namespace outside --watch-namespaces was served")
+
+	// The label arrives: served; it leaves: no longer served.
+	setNamespaceLabel(t, unlabelled, "on")
+	require.Eventually(t, func() bool { return probes.count(urls[unlabelled]) >= 1 }, 5*time.Second, poll, "a newly labelled namespace is not served")
+	setNamespaceLabel(t, selected, "off")
+	time.Sleep(time.Second) // the watch event and the reconcile
+	before := probes.count(urls[selected])
+	time.Sleep(2*interval + 500*time.Millisecond)
+	assert.Equal(t, before, probes.count(urls[selected]), "a namespace that lost the label is still served")
+	assert.Zero(t, probes.count(urls[unwatched]))
+}
+
+// TestSecretSelector checks that a cache built with a Secret selector holds
+// only the matching Secrets, and that a checker using another one is told
+// why it is not found.
+func TestSecretSelector(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	selector := labels.SelectorFromSet(labels.Set{"webchecker.test/probe": "true"})
+	scope := controllers.WatchScope{Namespaces: []string{ns}, SecretSelector: selector}
+	c, err := cache.New(k8sConfig, scope.ApplyTo(cache.Options{Scheme: k8sClient.Scheme()}))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- c.Start(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		require.NoError(t, <-stopped)
+	})
+
+	labelled := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "labelled", Labels: map[string]string{"webchecker.test/probe": "true"}},
+		Data:       map[string][]byte{"token": []byte("t0k")},
+	}
+	require.NoError(t, k8sClient.Create(context.Background(), labelled))
+	putSecret(t, ns, "unlabelled", map[string]string{"token": "t0k"})
+
+	wc := newChecker(ns, "selector", "https://example.com", "/")
+	wc.Spec.BearerTokenSecretRef = secretKey("labelled", "token")
+	secrets := controllers.SecretReader(ctx, c, ns, selector)
+	require.Eventually(t, func() bool {
+		check, err := controllers.CheckFor(wc, secrets)
+		return err == nil && check.Target.BearerToken == "t0k"
+	}, secretTimeout, poll, "the labelled Secret never showed in the cache")
+
+	wc.Spec.BearerTokenSecretRef = secretKey("unlabelled", "token")
+	_, err = controllers.CheckFor(wc, secrets)
+	var secretErr *controllers.SecretError
+	require.ErrorAs(t, err, &secretErr)
+	assert.Equal(t, probing.ReasonSecretUnavailable, secretErr.Reason)
+	assert.Equal(t, `spec.bearerTokenSecretRef: Secret "unlabelled" not found among the Secrets labelled webchecker.test/probe=true`, secretErr.Message)
+}

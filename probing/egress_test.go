@@ -1,0 +1,112 @@
+package probing_test
+
+import (
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/egress"
+	"github.com/networkio/webchecker/probing/probetest"
+)
+
+// deniedAddr is inside the loopback block, so that a test can listen on it,
+// and denied by the tests' policy: nothing here dials outside 127.0.0.0/8.
+const deniedAddr = "127.0.0.2"
+
+// startServerOn starts an httptest server listening on ip, counting its
+// requests.
+func startServerOn(t *testing.T, ip string, hits *atomic.Int64) *httptest.Server {
+	t.Helper()
+	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	require.NoError(t, err)
+	srv := &httptest.Server{
+		Listener: ln,
+		Config:   &http.Server{Handler: http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) })},
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestHTTPProberEgressPolicy(t *testing.T) {
+	t.Parallel()
+	dns := probetest.NewTestDNSServer(t, map[string][]net.IP{
+		"allowed.test": {net.IPv4(127, 0, 0, 1)},
+		"denied.test":  {net.ParseIP(deniedAddr)},
+	})
+	deny := slices.Concat(egress.DefaultDenyCIDRs, []string{deniedAddr + "/32"})
+	prefixes, err := egress.ParseCIDRs(deny)
+	require.NoError(t, err)
+	prober := newProber(t, dns, probing.HTTPProberOptions{Egress: egress.NewPolicy(egress.Options{Deny: prefixes})})
+
+	var deniedHits, allowedHits atomic.Int64
+	denied := startServerOn(t, deniedAddr, &deniedHits)
+	allowed := startServerOn(t, "127.0.0.1", &allowedHits)
+	_, deniedPort, _ := net.SplitHostPort(denied.Listener.Addr().String())
+	_, allowedPort, _ := net.SplitHostPort(allowed.Listener.Addr().String())
+	redirector := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "http://"+strings.TrimPrefix(r.URL.Path, "/to/")+"/", http.StatusFound)
+	}))
+
+	tests := map[string]struct {
+		url         string
+		wantContain string
+	}{
+		"denied address": {
+			url:         denied.URL + "/",
+			wantContain: `Get "` + denied.URL + `/": dial tcp ` + deniedAddr + ":" + deniedPort + ": egress to 127.0.0.2 denied by policy (in denied range 127.0.0.2/32)",
+		},
+		"name resolving to a denied address": {
+			url:         "http://denied.test:" + deniedPort + "/",
+			wantContain: "egress to 127.0.0.2 denied by policy",
+		},
+		"redirect from an allowed to a denied address": {
+			url:         redirector.URL + "/to/" + deniedAddr + ":" + deniedPort,
+			wantContain: `Get "http://` + deniedAddr + ":" + deniedPort + `/": dial tcp`,
+		},
+		"redirect to a name resolving to a denied address": {
+			url:         redirector.URL + "/to/denied.test:" + deniedPort,
+			wantContain: `Get "http://denied.test:` + deniedPort + `/": dial tcp ` + deniedAddr,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			res := prober.Probe(t.Context(), probing.Target{URL: tc.url, Timeout: relaxedTimeout, FollowRedirects: true})
+			assert.False(t, res.Success)
+			assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "%+v", res)
+			assert.Contains(t, res.Message, tc.wantContain)
+			assert.Contains(t, res.Message, "denied by policy")
+			again := prober.Probe(t.Context(), probing.Target{URL: tc.url, Timeout: relaxedTimeout, FollowRedirects: true})
+			assert.True(t, res.SameOutcome(again), "stable message:\n%s\n%s", res.Message, again.Message)
+		})
+	}
+	assert.Zero(t, deniedHits.Load(), "a denied server was reached")
+
+	// The same prober reaches allowed addresses, by address, by name and
+	// through a redirect.
+	for _, url := range []string{allowed.URL + "/", "http://allowed.test:" + allowedPort + "/", redirector.URL + "/to/allowed.test:" + allowedPort} {
+		res := prober.Probe(t.Context(), probing.Target{URL: url, Timeout: relaxedTimeout, FollowRedirects: true})
+		assert.True(t, res.Success, "%s: %+v", url, res)
+	}
+	assert.EqualValues(t, 3, allowedHits.Load())
+
+	// An allowed range punches a hole into the denied ones.
+	holed := newProber(t, dns, probing.HTTPProberOptions{Egress: egress.NewPolicy(egress.Options{
+		Deny: prefixes, Allow: []netip.Prefix{netip.MustParsePrefix(deniedAddr + "/32")}, DenyPrivate: true,
+	})})
+	res := holed.Probe(t.Context(), probing.Target{URL: "http://denied.test:" + deniedPort + "/", Timeout: relaxedTimeout})
+	assert.True(t, res.Success, "%+v", res)
+	assert.EqualValues(t, 1, deniedHits.Load())
+	res = holed.Probe(t.Context(), probing.Target{URL: allowed.URL + "/", Timeout: relaxedTimeout})
+	assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "private networks denied: %+v", res)
+	assert.Contains(t, res.Message, "in denied range 127.0.0.0/8")
+}

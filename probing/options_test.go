@@ -1,0 +1,368 @@
+package probing_test
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"encoding/pem"
+	"fmt"
+	"io"
+	"log"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/probetest"
+)
+
+// seen is what a recording server saw of the last request.
+type seen struct {
+	mu     sync.Mutex
+	method string
+	host   string
+	header http.Header
+	body   string
+}
+
+func (s *seen) get() (method, host string, header http.Header, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.method, s.host, s.header.Clone(), s.body
+}
+
+// recordingServer answers 200 with a fixed body and remembers the request.
+func recordingServer(t *testing.T) (*httptest.Server, *seen) {
+	t.Helper()
+	rec := &seen{}
+	srv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		rec.mu.Lock()
+		rec.method, rec.host, rec.header, rec.body = r.Method, r.Host, r.Header.Clone(), string(body)
+		rec.mu.Unlock()
+		_, _ = io.WriteString(w, `{"status": "ok"}`)
+	}))
+	return srv, rec
+}
+
+func TestHTTPProberRequestOptions(t *testing.T) {
+	t.Parallel()
+	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+
+	tests := map[string]struct {
+		target     probing.Target
+		wantMethod string
+		wantHost   string
+		wantHeader map[string]string
+		wantBody   string
+	}{
+		"POST with a body and headers": {
+			target: probing.Target{Method: "POST", Body: `{"ping":1}`, Headers: []probing.Header{
+				{Name: "content-type", Value: "application/json"},
+				{Name: "X-Api-Key", Value: "k3y", Sensitive: true},
+			}},
+			wantMethod: "POST",
+			wantHeader: map[string]string{"Content-Type": "application/json", "X-Api-Key": "k3y", "Content-Length": "10", "User-Agent": "webchecker"},
+			wantBody:   `{"ping":1}`,
+		},
+		"PUT":     {target: probing.Target{Method: "PUT", Body: "x"}, wantMethod: "PUT", wantBody: "x"},
+		"OPTIONS": {target: probing.Target{Method: "OPTIONS"}, wantMethod: "OPTIONS"},
+		"user agent overridden": {
+			target:     probing.Target{Headers: []probing.Header{{Name: "User-Agent", Value: "probe/2"}}},
+			wantMethod: "GET",
+			wantHeader: map[string]string{"User-Agent": "probe/2"},
+		},
+		"Host header": {
+			target:     probing.Target{Headers: []probing.Header{{Name: "host", Value: "vhost.example"}}},
+			wantMethod: "GET",
+			wantHost:   "vhost.example",
+		},
+		"basic auth": {
+			target:     probing.Target{BasicAuth: &probing.BasicAuth{Username: "alice", Password: "s3cret"}},
+			wantMethod: "GET",
+			wantHeader: map[string]string{"Authorization": "Basic YWxpY2U6czNjcmV0"},
+		},
+		"bearer token": {
+			target:     probing.Target{BearerToken: "t0ken"},
+			wantMethod: "GET",
+			wantHeader: map[string]string{"Authorization": "Bearer t0ken"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv, rec := recordingServer(t)
+			tc.target.URL, tc.target.Timeout = srv.URL+"/", relaxedTimeout
+			res := prober.Probe(t.Context(), tc.target)
+			require.True(t, res.Success, "%+v", res)
+			method, host, header, body := rec.get()
+			assert.Equal(t, tc.wantMethod, method)
+			assert.Equal(t, tc.wantBody, body)
+			if tc.wantHost == "" {
+				tc.wantHost = srv.Listener.Addr().String()
+			}
+			assert.Equal(t, tc.wantHost, host)
+			for k, v := range tc.wantHeader {
+				assert.Equal(t, v, header.Get(k), k)
+			}
+			assert.Nil(t, res.CertificateExpiry, "no TLS, no certificate")
+		})
+	}
+}
+
+func TestHTTPProberRedirectKeepsSecretHeadersOnTheirHost(t *testing.T) {
+	t.Parallel()
+	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+	other, otherSeen := recordingServer(t)
+	same, sameSeen := recordingServer(t)
+	origin := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/away":
+			http.Redirect(w, r, other.URL+"/", http.StatusFound)
+		default:
+			http.Redirect(w, r, "/same", http.StatusFound)
+		}
+	}))
+	sameOrigin := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/same" {
+			same.Config.Handler.ServeHTTP(w, r)
+			return
+		}
+		http.Redirect(w, r, "/same", http.StatusFound)
+	}))
+	headers := []probing.Header{{Name: "X-Api-Key", Value: "k3y", Sensitive: true}, {Name: "X-Plain", Value: "visible"}}
+
+	res := prober.Probe(t.Context(), probing.Target{URL: origin.URL + "/away", Timeout: relaxedTimeout, FollowRedirects: true, Headers: headers, BearerToken: "t0ken"})
+	require.True(t, res.Success, "%+v", res)
+	_, _, header, _ := otherSeen.get()
+	assert.Empty(t, header.Get("X-Api-Key"), "a header from a Secret followed a redirect to another host")
+	assert.Empty(t, header.Get("Authorization"), "credentials followed a redirect to another host")
+	assert.Equal(t, "visible", header.Get("X-Plain"))
+
+	res = prober.Probe(t.Context(), probing.Target{URL: sameOrigin.URL + "/", Timeout: relaxedTimeout, FollowRedirects: true, Headers: headers})
+	require.True(t, res.Success, "%+v", res)
+	_, _, header, _ = sameSeen.get()
+	assert.Equal(t, "k3y", header.Get("X-Api-Key"), "a redirect on the same host keeps the header")
+}
+
+func TestHTTPProberBodyMatch(t *testing.T) {
+	t.Parallel()
+	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+	// 100 bytes of padding, then the status.
+	body := strings.Repeat(".", 100) + `{"status": "degraded", "secret": "do-not-show"}`
+	srv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, body)
+	}))
+
+	tests := map[string]struct {
+		match       probing.BodyMatch
+		wantReason  probing.Reason
+		wantMessage string
+	}{
+		"matches":               {probing.BodyMatch{Regexp: regexp.MustCompile(`"status":\s*"degraded"`)}, probing.ReasonSucceeded, probing.ReadyMessage},
+		"does not match":        {probing.BodyMatch{Regexp: regexp.MustCompile(`"status":\s*"ok"`)}, probing.ReasonBodyMismatch, `response body does not match "\"status\":\\s*\"ok\""`},
+		"inverted, not matched": {probing.BodyMatch{Regexp: regexp.MustCompile(`error`), Invert: true}, probing.ReasonSucceeded, probing.ReadyMessage},
+		"inverted, matched":     {probing.BodyMatch{Regexp: regexp.MustCompile(`degraded`), Invert: true}, probing.ReasonBodyMismatch, `response body matches "degraded", which it must not`},
+		"beyond maxBytes":       {probing.BodyMatch{Regexp: regexp.MustCompile(`status`), MaxBytes: 100}, probing.ReasonBodyMismatch, `response body does not match "status"`},
+		"within maxBytes":       {probing.BodyMatch{Regexp: regexp.MustCompile(`^\.{100}\{`), MaxBytes: 101}, probing.ReasonSucceeded, probing.ReadyMessage},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			res := prober.Probe(t.Context(), probing.Target{URL: srv.URL + "/", Timeout: relaxedTimeout, BodyMatch: &tc.match})
+			assert.Equal(t, tc.wantReason, res.Reason, "%+v", res)
+			assert.Equal(t, tc.wantReason == probing.ReasonSucceeded, res.Success)
+			assert.Equal(t, tc.wantMessage, res.Message)
+			assert.Equal(t, http.StatusOK, res.StatusCode)
+			assert.NotContains(t, res.Message, "do-not-show", "the body never shows in a message")
+		})
+	}
+
+	// A status code failure comes first.
+	res := prober.Probe(t.Context(), probing.Target{URL: srv.URL + "/", Timeout: relaxedTimeout, ExpectedStatusCodes: []int{204},
+		BodyMatch: &probing.BodyMatch{Regexp: regexp.MustCompile(`nope`)}})
+	assert.Equal(t, probing.ReasonUnexpectedStatus, res.Reason)
+}
+
+// startTLSServer serves 200 over TLS with cert (httptest's own when nil)
+// and at most TLS version maxVersion (when not zero).
+func startTLSServer(t *testing.T, cert *probetest.Certificate, maxVersion uint16) *httptest.Server {
+	t.Helper()
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	srv.Config.ErrorLog = log.New(io.Discard, "", 0) // handshake errors are expected
+	srv.TLS = &tls.Config{MaxVersion: maxVersion}
+	if cert != nil {
+		srv.TLS.Certificates = []tls.Certificate{cert.TLS}
+	}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func serverCA(srv *httptest.Server) []byte {
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+}
+
+func TestHTTPProberTLSOptions(t *testing.T) {
+	t.Parallel()
+	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+	srv := startTLSServer(t, nil, 0)
+	tls12 := startTLSServer(t, nil, tls.VersionTLS12)
+	ca := serverCA(srv)
+	tls11 := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	tls11.Config.ErrorLog = log.New(io.Discard, "", 0)
+	tls11.TLS = &tls.Config{MinVersion: tls.VersionTLS10, MaxVersion: tls.VersionTLS11}
+	tls11.StartTLS()
+	t.Cleanup(tls11.Close)
+	other := probetest.NewCertificate(t, "other.test", time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+
+	tests := map[string]struct {
+		url         string
+		tls         probing.TLSOptions
+		wantReason  probing.Reason
+		wantContain string
+	}{
+		"CA given":                  {srv.URL, probing.TLSOptions{RootCAs: ca}, probing.ReasonSucceeded, ""},
+		"no CA: self-signed fails":  {srv.URL, probing.TLSOptions{}, probing.ReasonTLSError, "certificate signed by unknown authority"},
+		"another CA fails":          {srv.URL, probing.TLSOptions{RootCAs: other.PEM}, probing.ReasonTLSError, "certificate signed by unknown authority"},
+		"insecureSkipVerify":        {srv.URL, probing.TLSOptions{InsecureSkipVerify: true}, probing.ReasonSucceeded, ""},
+		"serverName in certificate": {srv.URL, probing.TLSOptions{RootCAs: ca, ServerName: "example.com"}, probing.ReasonSucceeded, ""},
+		"serverName not in certificate": {
+			srv.URL, probing.TLSOptions{RootCAs: ca, ServerName: "other.test"}, probing.ReasonTLSError, "not other.test",
+		},
+		"minVersion met":                    {tls12.URL, probing.TLSOptions{RootCAs: serverCA(tls12), MinVersion: tls.VersionTLS12}, probing.ReasonSucceeded, ""},
+		"legacy server, default minVersion": {tls11.URL, probing.TLSOptions{RootCAs: ca}, probing.ReasonTLSError, "protocol version"},
+		"legacy server, minVersion 1.0":     {tls11.URL, probing.TLSOptions{RootCAs: ca, MinVersion: tls.VersionTLS10}, probing.ReasonSucceeded, ""},
+		"minVersion not met":                {tls12.URL, probing.TLSOptions{RootCAs: serverCA(tls12), MinVersion: tls.VersionTLS13}, probing.ReasonTLSError, "protocol version"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			res := prober.Probe(t.Context(), probing.Target{URL: tc.url + "/", Timeout: relaxedTimeout, TLS: tc.tls})
+			assert.Equal(t, tc.wantReason, res.Reason, "%+v", res)
+			assert.Contains(t, res.Message, tc.wantContain)
+			if res.Success {
+				require.NotNil(t, res.CertificateExpiry)
+				assert.True(t, res.CertificateExpiry.Equal(srv.Certificate().NotAfter), "expiry %s", res.CertificateExpiry)
+			}
+		})
+	}
+}
+
+func TestHTTPProberCertificateExpiry(t *testing.T) {
+	t.Parallel()
+	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+	now := time.Now()
+	soon := probetest.NewCertificate(t, "soon.test", now.Add(-time.Hour), now.Add(48*time.Hour).Truncate(time.Second))
+	expired := probetest.NewCertificate(t, "expired.test", now.Add(-48*time.Hour), now.Add(-time.Hour).Truncate(time.Second))
+	soonSrv := startTLSServer(t, &soon, 0)
+	expiredSrv := startTLSServer(t, &expired, 0)
+	const fortnight = 14 * 24 * time.Hour
+
+	tests := map[string]struct {
+		url         string
+		tls         probing.TLSOptions
+		warning     time.Duration
+		wantReason  probing.Reason
+		wantMessage string
+		wantExpiry  time.Time
+	}{
+		"expires within the warning": {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, fortnight, probing.ReasonCertificateExpiring,
+			fmt.Sprintf(`certificate "soon.test" expires at %s, in less than 336h0m0s`, soon.X509.NotAfter.UTC().Format(time.RFC3339)), soon.X509.NotAfter},
+		"expires after the warning": {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, 24 * time.Hour, probing.ReasonSucceeded, probing.ReadyMessage, soon.X509.NotAfter},
+		"warning off":               {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, 0, probing.ReasonSucceeded, probing.ReadyMessage, soon.X509.NotAfter},
+		"expired, verified":         {expiredSrv.URL, probing.TLSOptions{RootCAs: expired.PEM}, fortnight, probing.ReasonTLSError, "certificate has expired", time.Time{}},
+		"expired, not verified": {expiredSrv.URL, probing.TLSOptions{InsecureSkipVerify: true}, fortnight, probing.ReasonCertificateExpiring,
+			fmt.Sprintf(`certificate "expired.test" expired at %s`, expired.X509.NotAfter.UTC().Format(time.RFC3339)), expired.X509.NotAfter},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			target := probing.Target{URL: tc.url + "/", Timeout: relaxedTimeout, TLS: tc.tls, CertExpiryWarning: tc.warning}
+			first := prober.Probe(t.Context(), target)
+			assert.Equal(t, tc.wantReason, first.Reason, "%+v", first)
+			assert.Contains(t, first.Message, tc.wantMessage)
+			if tc.wantExpiry.IsZero() {
+				assert.Nil(t, first.CertificateExpiry)
+			} else {
+				require.NotNil(t, first.CertificateExpiry)
+				assert.True(t, first.CertificateExpiry.Equal(tc.wantExpiry))
+				assert.Equal(t, http.StatusOK, first.StatusCode)
+			}
+			second := prober.Probe(t.Context(), target)
+			assert.True(t, first.SameOutcome(second), "an unchanged certificate gives the same outcome:\n%+v\n%+v", first, second)
+		})
+	}
+}
+
+func TestHTTPProberIPFamily(t *testing.T) {
+	t.Parallel()
+	dns := newDNS(t)
+	prober := newProber(t, dns, probing.HTTPProberOptions{})
+	srv := startServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})) // 127.0.0.1 only
+	url := byName(t, srv) + "/"                                                          // healthy.test: 127.0.0.1 only
+
+	res := prober.Probe(t.Context(), probing.Target{URL: url, Timeout: relaxedTimeout, IPFamily: probing.IPFamilyIPv4})
+	assert.True(t, res.Success, "%+v", res)
+	res = prober.Probe(t.Context(), probing.Target{URL: url, Timeout: relaxedTimeout, IPFamily: probing.IPFamilyIPv6})
+	assert.False(t, res.Success)
+	assert.Contains(t, res.Message, "dial tcp6", "%+v", res)
+	res = prober.Probe(t.Context(), probing.Target{URL: srv.URL + "/", Timeout: relaxedTimeout, IPFamily: probing.IPFamilyIPv6})
+	assert.False(t, res.Success, "an IPv4 address with IPv6 only: %+v", res)
+}
+
+func TestSecretNeverFormats(t *testing.T) {
+	target := probing.Target{
+		URL:         "http://127.0.0.1/",
+		Headers:     []probing.Header{{Name: "X-Api-Key", Value: "hunter2-header", Sensitive: true}},
+		BasicAuth:   &probing.BasicAuth{Username: "hunter2-user", Password: "hunter2-password"},
+		BearerToken: "hunter2-token",
+	}
+	js, err := json.Marshal(target)
+	require.NoError(t, err)
+	for _, out := range []string{
+		fmt.Sprintf("%v", target), fmt.Sprintf("%+v", target), fmt.Sprintf("%#v", target), fmt.Sprintf("%s", target.BearerToken),
+		fmt.Sprintf("%q", target.BearerToken), fmt.Sprintf("%x", target.BearerToken), fmt.Sprint(*target.BasicAuth), string(js),
+	} {
+		assert.NotContains(t, out, "hunter2", out)
+	}
+	assert.Contains(t, string(js), "[redacted]")
+	assert.Equal(t, "hunter2-token", target.BearerToken.Reveal())
+}
+
+func TestTargetEqual(t *testing.T) {
+	base := func() probing.Target {
+		return probing.Target{
+			URL: "https://127.0.0.1/", Method: "POST", Timeout: time.Second, Body: "b",
+			Headers:   []probing.Header{{Name: "A", Value: "1"}},
+			BodyMatch: &probing.BodyMatch{Regexp: regexp.MustCompile("ok"), MaxBytes: 10},
+			BasicAuth: &probing.BasicAuth{Username: "u", Password: "p"},
+			TLS:       probing.TLSOptions{RootCAs: []byte("ca"), ServerName: "s", MinVersion: tls.VersionTLS13},
+			IPFamily:  probing.IPFamilyIPv6, CertExpiryWarning: time.Hour,
+		}
+	}
+	assert.True(t, base().Equal(base()), "equal when built twice (regexps compiled apart)")
+	for name, mutate := range map[string]func(*probing.Target){
+		"header value":  func(t *probing.Target) { t.Headers[0].Value = "2" },
+		"body":          func(t *probing.Target) { t.Body = "c" },
+		"regexp":        func(t *probing.Target) { t.BodyMatch.Regexp = regexp.MustCompile("ko") },
+		"no body match": func(t *probing.Target) { t.BodyMatch = nil },
+		"invert":        func(t *probing.Target) { t.BodyMatch.Invert = true },
+		"password":      func(t *probing.Target) { t.BasicAuth.Password = "q" },
+		"bearer":        func(t *probing.Target) { t.BearerToken = "x" },
+		"CA":            func(t *probing.Target) { t.TLS.RootCAs = []byte("other") },
+		"insecure":      func(t *probing.Target) { t.TLS.InsecureSkipVerify = true },
+		"warning":       func(t *probing.Target) { t.CertExpiryWarning = 0 },
+		"family":        func(t *probing.Target) { t.IPFamily = probing.IPFamilyAny },
+	} {
+		changed := base()
+		mutate(&changed)
+		assert.False(t, base().Equal(changed), name)
+	}
+}

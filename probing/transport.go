@@ -1,0 +1,113 @@
+package probing
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+)
+
+// transportKey is what makes two targets need different connections: the
+// TLS client settings and the address family. Targets with the same key
+// share one http.Transport, and so its kept-alive connections.
+type transportKey struct {
+	insecureSkipVerify bool
+	serverName         string
+	rootCAs            string
+	minVersion         uint16
+	family             IPFamily
+}
+
+func keyOf(t Target) transportKey {
+	return transportKey{
+		insecureSkipVerify: t.TLS.InsecureSkipVerify,
+		serverName:         t.TLS.ServerName,
+		rootCAs:            string(t.TLS.RootCAs),
+		minVersion:         t.TLS.MinVersion,
+		family:             t.IPFamily,
+	}
+}
+
+type pooledClient struct {
+	client    *http.Client
+	transport *http.Transport
+	lastUsed  time.Time
+}
+
+// transports holds one client per transportKey. Clients other than the
+// default one are dropped (and their idle connections closed) when unused
+// for longer than the idle connection timeout.
+type transports struct {
+	newTransport func(transportKey) (*http.Transport, error)
+	idleTimeout  time.Duration
+
+	mu        sync.Mutex
+	clients   map[transportKey]*pooledClient
+	lastSweep time.Time
+}
+
+// client returns the client for key, creating it when needed.
+func (ts *transports) client(key transportKey) (*http.Client, error) {
+	now := time.Now()
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	if now.Sub(ts.lastSweep) > ts.idleTimeout {
+		ts.lastSweep = now
+		for k, c := range ts.clients {
+			if k != (transportKey{}) && now.Sub(c.lastUsed) > ts.idleTimeout {
+				c.transport.CloseIdleConnections()
+				delete(ts.clients, k)
+			}
+		}
+	}
+	if c, ok := ts.clients[key]; ok {
+		c.lastUsed = now
+		return c.client, nil
+	}
+	t, err := ts.newTransport(key)
+	if err != nil {
+		return nil, err
+	}
+	c := &pooledClient{client: &http.Client{Transport: t, CheckRedirect: checkRedirect}, transport: t, lastUsed: now}
+	ts.clients[key] = c
+	return c.client, nil
+}
+
+func (ts *transports) closeIdleConnections() {
+	ts.mu.Lock()
+	defer ts.mu.Unlock()
+	for _, c := range ts.clients {
+		c.transport.CloseIdleConnections()
+	}
+}
+
+// familyDialer restricts dial to the addresses of family: "tcp" becomes
+// "tcp4" or "tcp6".
+func familyDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error), family IPFamily) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	var suffix string
+	switch family {
+	case IPFamilyIPv4:
+		suffix = "4"
+	case IPFamilyIPv6:
+		suffix = "6"
+	default:
+		return dial
+	}
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if network == "tcp" {
+			network += suffix
+		}
+		return dial(ctx, network, addr)
+	}
+}
+
+// validFamily reports an unknown IPFamily.
+func validFamily(f IPFamily) error {
+	switch f {
+	case IPFamilyAny, IPFamilyIPv4, IPFamilyIPv6:
+		return nil
+	}
+	return fmt.Errorf("invalid target: unknown IP family %q (expected IPv4, IPv6 or empty)", string(f))
+}
