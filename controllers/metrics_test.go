@@ -66,6 +66,7 @@ func TestMetricsFollowTheChecker(t *testing.T) {
 	total := checkerSeries(t, "webchecker_probes_total", key)
 	assert.GreaterOrEqual(t, total["result=success"], 1.0)
 	assert.Zero(t, total["result=failure"])
+	assert.Empty(t, checkerSeries(t, "webchecker_probe_ssl_earliest_cert_expiry", key), "plain HTTP has no certificate")
 
 	target.SetStatus(http.StatusServiceUnavailable)
 	require.Eventually(t, func() bool { return success()[""] == 0 }, 2*interval+2*time.Second, poll, "probe_success never became 0")

@@ -116,6 +116,10 @@ func TestCertificateExpiring(t *testing.T) {
 	require.NotNil(t, got.Status.CertificateExpiry)
 	assert.True(t, got.Status.CertificateExpiry.Time.Equal(cert.X509.NotAfter))
 	assert.EqualValues(t, http.StatusOK, got.Status.HTTPStatusCode)
+	// The metric says the same, as the blackbox exporter's
+	// probe_ssl_earliest_cert_expiry does.
+	assert.Equal(t, map[string]float64{"": float64(cert.X509.NotAfter.Unix())}, checkerSeries(t, "webchecker_probe_ssl_earliest_cert_expiry", key))
+	assert.Equal(t, map[string]float64{"": 0}, checkerSeries(t, "webchecker_probe_success", key), "an expiring certificate is a failure, as Ready says")
 
 	// A shorter warning period makes it Ready.
 	patch := client.MergeFrom(got.DeepCopy())

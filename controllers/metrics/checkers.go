@@ -22,6 +22,8 @@ var (
 		"Unix time at which the latest probe of the checker finished.")
 	probesTotalDesc = checkerDesc("probes_total",
 		"Probes of the checker by this replica since it took the checker over, by result (success or failure).", "result")
+	sslEarliestCertExpiryDesc = checkerDesc("probe_ssl_earliest_cert_expiry",
+		"Earliest expiry (NotAfter, Unix time) of the certificates the checker's server presented in the latest probe; absent for plain HTTP and when no TLS response was received.")
 	ownedCheckersDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "shard", "owned_checkers"),
 		"WebCheckers this replica owns and schedules probes for.", nil, nil)
 )
@@ -41,7 +43,7 @@ func newCheckerCollector(checks CheckSource, shard ShardSource) *checkerCollecto
 
 // Describe implements prometheus.Collector.
 func (c *checkerCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{probeSuccessDesc, probeDurationDesc, probeStatusCodeDesc, probeLastRunDesc, probesTotalDesc, ownedCheckersDesc} {
+	for _, d := range []*prometheus.Desc{probeSuccessDesc, probeDurationDesc, probeStatusCodeDesc, probeLastRunDesc, probesTotalDesc, sslEarliestCertExpiryDesc, ownedCheckersDesc} {
 		ch <- d
 	}
 }
@@ -71,6 +73,9 @@ func (c *checkerCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(probeLastRunDesc, prometheus.GaugeValue, float64(st.Outcome.Time.UnixNano())/1e9, labels...)
 		ch <- prometheus.MustNewConstMetric(probesTotalDesc, prometheus.CounterValue, float64(st.Counts.Successes), append(labels, ResultSuccess)...)
 		ch <- prometheus.MustNewConstMetric(probesTotalDesc, prometheus.CounterValue, float64(st.Counts.Failures), append(labels, ResultFailure)...)
+		if expiry := res.CertificateExpiry; expiry != nil {
+			ch <- prometheus.MustNewConstMetric(sslEarliestCertExpiryDesc, prometheus.GaugeValue, float64(expiry.Unix()), labels...)
+		}
 	}
 	ch <- prometheus.MustNewConstMetric(ownedCheckersDesc, prometheus.GaugeValue, float64(owned))
 }

@@ -4,7 +4,8 @@
 //
 //   - Per checker (labels namespace and name): webchecker_probe_success,
 //     webchecker_probe_duration_seconds, webchecker_probe_http_status_code,
-//     webchecker_probe_last_run_timestamp_seconds and
+//     webchecker_probe_last_run_timestamp_seconds,
+//     webchecker_probe_ssl_earliest_cert_expiry (https only) and
 //     webchecker_probes_total{result}. They are not stored in vectors but
 //     read from the probe scheduler at scrape time, and only for the
 //     checkers this replica owns at that moment: a checker that moved to

@@ -70,6 +70,8 @@ var (
 	keyC = types.NamespacedName{Namespace: "ops", Name: "not-yet-probed"}
 	// finished is when the latest probes finished: 1767268800.5 seconds.
 	finished = time.Date(2026, 1, 1, 12, 0, 0, 500_000_000, time.UTC)
+	// certExpiry is when keyA's certificate expires: 1769904000.
+	certExpiry = time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
 )
 
 func state(key types.NamespacedName, res probing.Result, successes, failures uint64) scheduler.CheckState {
@@ -85,7 +87,7 @@ func newRegistered(t *testing.T) (*metrics.Metrics, *fakeSources, *prometheus.Re
 	t.Helper()
 	src := &fakeSources{
 		states: []scheduler.CheckState{
-			state(keyA, probing.Result{Success: true, Reason: probing.ReasonSucceeded, StatusCode: 200, Duration: 250 * time.Millisecond}, 7, 1),
+			state(keyA, probing.Result{Success: true, Reason: probing.ReasonSucceeded, StatusCode: 200, Duration: 250 * time.Millisecond, CertificateExpiry: &certExpiry}, 7, 1),
 			state(keyB, probing.Result{Reason: probing.ReasonConnectionFailed, Duration: 2 * time.Second}, 0, 3),
 			{Key: keyC},
 		},
@@ -121,6 +123,9 @@ webchecker_probe_http_status_code{name="search",namespace="shop"} 0
 # TYPE webchecker_probe_last_run_timestamp_seconds gauge
 webchecker_probe_last_run_timestamp_seconds{name="payments",namespace="shop"} 1.7672688005e+09
 webchecker_probe_last_run_timestamp_seconds{name="search",namespace="shop"} 1.7672688005e+09
+# HELP webchecker_probe_ssl_earliest_cert_expiry Earliest expiry (NotAfter, Unix time) of the certificates the checker's server presented in the latest probe; absent for plain HTTP and when no TLS response was received.
+# TYPE webchecker_probe_ssl_earliest_cert_expiry gauge
+webchecker_probe_ssl_earliest_cert_expiry{name="payments",namespace="shop"} 1.769904e+09
 ` + checkerHeader + `webchecker_probe_success{name="payments",namespace="shop"} 1
 webchecker_probe_success{name="search",namespace="shop"} 0
 # HELP webchecker_probes_total Probes of the checker by this replica since it took the checker over, by result (success or failure).
@@ -144,7 +149,7 @@ webchecker_scheduler_inflight 2
 `
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"webchecker_probe_duration_seconds", "webchecker_probe_http_status_code", "webchecker_probe_last_run_timestamp_seconds",
-		"webchecker_probe_success", "webchecker_probes_total", "webchecker_shard_owned_checkers",
+		"webchecker_probe_success", "webchecker_probes_total", "webchecker_probe_ssl_earliest_cert_expiry", "webchecker_shard_owned_checkers",
 		"webchecker_shard_members", "webchecker_shard_rebalances_total", "webchecker_scheduler_inflight"))
 
 	// The series of a checker follow its ownership and its presence in the
