@@ -27,18 +27,7 @@ func TestManagerProcess(t *testing.T) {
 	)
 	root, err := framework.RepoRoot()
 	require.NoError(t, err)
-	for _, args := range [][]string{
-		{"create", "namespace", ns},
-		{"create", "namespace", leaseNamespace},
-		{"apply", "-f", filepath.Join(root, "config", "rbac", "role.yaml")},
-		{"create", "clusterrolebinding", user, "--clusterrole=webchecker-manager", "--user=" + user},
-		{"create", "rolebinding", user, "-n", leaseNamespace, "--role=webchecker-manager", "--user=" + user},
-	} {
-		_, err := cp.Kubectl("", args...)
-		require.NoError(t, err)
-	}
-	kubeconfig, err := cp.UserKubeconfig(user)
-	require.NoError(t, err)
+	kubeconfig := generatedRBACUser(t, user, ns, leaseNamespace)
 
 	target := framework.NewTarget()
 	defer target.Close()
@@ -92,4 +81,33 @@ func TestManagerProcess(t *testing.T) {
 	stopped := len(target.Hits())
 	time.Sleep(2 * time.Second)
 	assert.Equal(t, stopped, len(target.Hits()), "the target was probed after the manager exited")
+}
+
+// generatedRBACUser creates the namespaces (when missing), applies the
+// generated RBAC rules (config/rbac) and binds them, and nothing else, to a
+// new user, whose kubeconfig it returns: the manager runs as that user to
+// prove the rules suffice. The Lease Role is bound in leaseNamespace.
+func generatedRBACUser(t *testing.T, user string, namespaces ...string) string {
+	t.Helper()
+	root, err := framework.RepoRoot()
+	require.NoError(t, err)
+	leaseNamespace := namespaces[len(namespaces)-1]
+	var steps [][]string
+	for _, ns := range namespaces {
+		if _, err := cp.Kubectl("", "get", "namespace", ns); err != nil {
+			steps = append(steps, []string{"create", "namespace", ns})
+		}
+	}
+	steps = append(steps,
+		[]string{"apply", "-f", filepath.Join(root, "config", "rbac", "role.yaml")},
+		[]string{"create", "clusterrolebinding", user, "--clusterrole=webchecker-manager", "--user=" + user},
+		[]string{"create", "rolebinding", user, "-n", leaseNamespace, "--role=webchecker-manager", "--user=" + user},
+	)
+	for _, args := range steps {
+		_, err := cp.Kubectl("", args...)
+		require.NoError(t, err)
+	}
+	kubeconfig, err := cp.UserKubeconfig(user)
+	require.NoError(t, err)
+	return kubeconfig
 }

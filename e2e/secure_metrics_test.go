@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -29,22 +28,13 @@ func TestSecureMetrics(t *testing.T) {
 		user           = "webchecker-secure-metrics"
 		checker        = "guarded"
 	)
-	root, err := framework.RepoRoot()
-	require.NoError(t, err)
+	kubeconfig := generatedRBACUser(t, user, ns, leaseNamespace)
 	kubectl := func(args ...string) string {
 		t.Helper()
 		out, err := cp.Kubectl("", args...)
 		require.NoError(t, err)
 		return out
 	}
-	for _, namespace := range []string{ns, leaseNamespace} {
-		if _, err := cp.Kubectl("", "get", "namespace", namespace); err != nil {
-			kubectl("create", "namespace", namespace)
-		}
-	}
-	kubectl("apply", "-f", filepath.Join(root, "config", "rbac", "role.yaml"))
-	kubectl("create", "clusterrolebinding", user, "--clusterrole=webchecker-manager", "--user="+user)
-	kubectl("create", "rolebinding", user, "-n", leaseNamespace, "--role=webchecker-manager", "--user="+user)
 	// A scraper allowed to GET /metrics, and a stranger who is not.
 	kubectl("create", "serviceaccount", "scraper", "-n", ns)
 	kubectl("create", "serviceaccount", "stranger", "-n", ns)
@@ -52,8 +42,6 @@ func TestSecureMetrics(t *testing.T) {
 	kubectl("create", "clusterrolebinding", "e2e-metrics-reader", "--clusterrole=e2e-metrics-reader", "--serviceaccount="+ns+":scraper")
 	scraperToken := strings.TrimSpace(kubectl("create", "token", "scraper", "-n", ns))
 	strangerToken := strings.TrimSpace(kubectl("create", "token", "stranger", "-n", ns))
-	kubeconfig, err := cp.UserKubeconfig(user)
-	require.NoError(t, err)
 
 	target := framework.NewTarget()
 	defer target.Close()
