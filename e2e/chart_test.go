@@ -189,6 +189,24 @@ func checkerReady(cluster *framework.ControlPlane, checkers, name string) string
 	return out
 }
 
+// requireCheckerReady waits up to 30s until checkerReady of the checker
+// starts with want ("status/reason/shard prefix"); on failure it reports
+// the last state and the managers' logs.
+func requireCheckerReady(t *testing.T, cluster *framework.ControlPlane, checkers, name, want string, logs func() string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := checkerReady(cluster, checkers, name)
+		if strings.HasPrefix(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			require.FailNow(t, "checker not in the expected state", "%s: %q, want %q…\n%s", name, got, want, logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // startChartManagers starts one manager process per shard with the
 // Deployment's arguments, authenticated by kubeconfig; they are killed at
 // the end of the test if it did not stop them. logs returns their output.
@@ -260,13 +278,8 @@ func runChartManagers(t *testing.T, cluster *framework.ControlPlane, deployment 
 
 	shards := []string{"webchecker-6c9f7d-a", "webchecker-6c9f7d-b", "webchecker-6c9f7d-c"}
 	managers, logs := startChartManagers(t, deployment, kubeconfig, shards)
-	readyOf := func(name string) string { return checkerReady(cluster, checkers, name) }
-	require.Eventually(t, func() bool { return strings.HasPrefix(readyOf("local"), "True/ProbeSucceeded/webchecker-6c9f7d-") },
-		20*time.Second, 100*time.Millisecond, "local: %s\n%s", readyOf("local"), logs())
-	require.Eventually(t, func() bool {
-		return strings.HasPrefix(readyOf("with-secret"), "True/ProbeSucceeded/webchecker-6c9f7d-")
-	},
-		20*time.Second, 100*time.Millisecond, "with-secret: %s\n%s", readyOf("with-secret"), logs())
+	requireCheckerReady(t, cluster, checkers, "local", "True/ProbeSucceeded/webchecker-6c9f7d-", logs)
+	requireCheckerReady(t, cluster, checkers, "with-secret", "True/ProbeSucceeded/webchecker-6c9f7d-", logs)
 	var sent []string
 	for _, hit := range target.Hits() {
 		if hit.Path == "/with-secret" {
@@ -275,8 +288,7 @@ func runChartManagers(t *testing.T, cluster *framework.ControlPlane, deployment 
 	}
 	require.NotEmpty(t, sent)
 	assert.Equal(t, chartSecretValue, sent[len(sent)-1], "the header value comes from the Secret: the chart grants reading it")
-	require.Eventually(t, func() bool { return strings.HasPrefix(readyOf("badnews"), "False/DNSFailed/webchecker-6c9f7d-") },
-		30*time.Second, 100*time.Millisecond, "badnews: %s", readyOf("badnews"))
+	requireCheckerReady(t, cluster, checkers, "badnews", "False/DNSFailed/webchecker-6c9f7d-", logs)
 	require.Eventually(t, func() bool {
 		holders, _ := cluster.Kubectl("", "get", "leases", "-n", ns, "-o", "jsonpath={.items[*].spec.holderIdentity}")
 		return holders == strings.Join(shards, " ")
@@ -362,13 +374,8 @@ func runChartManagersWithoutSecrets(t *testing.T, cluster *framework.ControlPlan
 	// Other shard names than before: status.shard shows these replicas
 	// wrote the status.
 	managers, logs := startChartManagers(t, deployment, kubeconfig, []string{"webchecker-7d8e0a-a", "webchecker-7d8e0a-b"})
-	readyOf := func(name string) string { return checkerReady(cluster, checkers, name) }
-	require.Eventually(t, func() bool { return strings.HasPrefix(readyOf("local"), "True/ProbeSucceeded/webchecker-7d8e0a-") },
-		20*time.Second, 100*time.Millisecond, "local: %s\n%s", readyOf("local"), logs())
-	require.Eventually(t, func() bool {
-		return strings.HasPrefix(readyOf("with-secret"), "False/SecretAccessDisabled/webchecker-7d8e0a-")
-	},
-		20*time.Second, 100*time.Millisecond, "with-secret: %s\n%s", readyOf("with-secret"), logs())
+	requireCheckerReady(t, cluster, checkers, "local", "True/ProbeSucceeded/webchecker-7d8e0a-", logs)
+	requireCheckerReady(t, cluster, checkers, "with-secret", "False/SecretAccessDisabled/webchecker-7d8e0a-", logs)
 	for _, hit := range target.Hits() {
 		assert.Empty(t, hit.Header.Get("X-Probe-Token"), "no Secret value is sent without Secret access")
 	}
