@@ -71,7 +71,9 @@ func TestChartInstall(t *testing.T) {
 
 	// helm upgrade with other values: fewer replicas, longer Leases, plain
 	// metrics (which need neither TokenReviews nor a metrics-reader role),
-	// no Secret access (no secrets rule), no PDB.
+	// no Secret access (no secrets rule), only namespaces labelled
+	// servedLabel (a namespaces rule), no PDB.
+	kubectl("label", "namespace", checkers, servedLabel)
 	upgrade := action.NewUpgrade(helm)
 	upgrade.Namespace = chartNamespace
 	upgraded, err := upgrade.RunWithContext(ctx, chartRelease, ch, map[string]any{
@@ -79,6 +81,7 @@ func TestChartInstall(t *testing.T) {
 		"sharding":            map[string]any{"leaseDuration": "20s", "leaseRenewInterval": "4s"},
 		"metrics":             map[string]any{"secure": false},
 		"secrets":             map[string]any{"access": false},
+		"watch":               map[string]any{"namespaceSelector": servedLabel},
 		"podDisruptionBudget": map[string]any{"enabled": false},
 	})
 	require.NoError(t, err)
@@ -89,11 +92,13 @@ func TestChartInstall(t *testing.T) {
 	assert.Contains(t, args, "--lease-duration=20s")
 	assert.Contains(t, args, "--metrics-secure=false")
 	assert.Contains(t, args, "--secret-access=false")
+	assert.Contains(t, args, "--namespace-selector="+servedLabel)
 	clusterRole := kubectl("get", "clusterrole", "webchecker-manager", "-o", "yaml")
 	assert.NotContains(t, clusterRole, "tokenreviews")
 	assert.NotContains(t, clusterRole, "secrets")
-	t.Run("without Secret access", func(t *testing.T) {
-		runChartManagersWithoutSecrets(t, cluster, deploymentOf(t, upgraded.Manifest), checkers)
+	assert.Contains(t, clusterRole, "namespaces")
+	t.Run("namespace selector, no Secret access", func(t *testing.T) {
+		runChartManagersScoped(t, cluster, deploymentOf(t, upgraded.Manifest), checkers)
 	})
 	_, err = cluster.Kubectl("", "get", "clusterrole", "webchecker-metrics-reader")
 	assert.ErrorContains(t, err, "NotFound", "upgrade removes what the new values do not render")
@@ -359,17 +364,26 @@ func runChartManagers(t *testing.T, cluster *framework.ControlPlane, deployment 
 	terminateChartManagers(t, cluster, managers, ns)
 }
 
-// runChartManagersWithoutSecrets runs the replicas of a release installed
-// with secrets.access=false: they serve every checker without a single
-// forbidden request, a checker that needs a Secret reports
-// SecretAccessDisabled, and the identity may not read Secrets at all.
-func runChartManagersWithoutSecrets(t *testing.T, cluster *framework.ControlPlane, deployment *appsv1.Deployment, checkers string) {
+// servedLabel selects the namespaces served after the upgrade.
+const servedLabel = "webchecker.test.network.io/served=true"
+
+// runChartManagersScoped runs the replicas of a release upgraded to
+// secrets.access=false and watch.namespaceSelector=servedLabel: without a
+// single forbidden request they serve the checkers of the labelled
+// namespace checkers and leave those of another namespace alone; a checker
+// that needs a Secret reports SecretAccessDisabled, and the identity may
+// not read Secrets at all.
+func runChartManagersScoped(t *testing.T, cluster *framework.ControlPlane, deployment *appsv1.Deployment, checkers string) {
 	ns := deployment.Namespace
 	kubeconfig, _, err := cluster.ServiceAccountKubeconfig(context.Background(), ns, deployment.Spec.Template.Spec.ServiceAccountName)
 	require.NoError(t, err)
 	target := framework.NewTarget()
 	defer target.Close()
 	applyChartCheckers(t, cluster, target, checkers)
+	const unserved = "e2e-chart-unserved"
+	_, err = cluster.Kubectl("", "create", "namespace", unserved)
+	require.NoError(t, err)
+	applyChartCheckers(t, cluster, target, unserved)
 
 	// Other shard names than before: status.shard shows these replicas
 	// wrote the status.
@@ -379,7 +393,8 @@ func runChartManagersWithoutSecrets(t *testing.T, cluster *framework.ControlPlan
 	for _, hit := range target.Hits() {
 		assert.Empty(t, hit.Header.Get("X-Probe-Token"), "no Secret value is sent without Secret access")
 	}
-	assert.NotContains(t, logs(), "forbidden", "without Secret access the manager must not even try to read or watch Secrets")
+	assert.Equal(t, "//", checkerReady(cluster, unserved, "local"), "a checker in a namespace without the label is not served")
+	assert.NotContains(t, logs(), "forbidden", "the manager must not even try to read or watch Secrets, and may watch namespaces")
 	assertRefused(t, kubeconfig, []struct{ stdin, args string }{
 		{"", "get secrets -n " + checkers},
 		{"", "get secret " + chartSecret + " -n " + checkers},
