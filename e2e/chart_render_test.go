@@ -36,6 +36,8 @@ const (
 // adds or removes rules belongs here.
 var chartAllFeatures = map[string]any{
 	"metrics": map[string]any{"enabled": true, "secure": true},
+	"secrets": map[string]any{"access": true},
+	"watch":   map[string]any{"namespaceSelector": "team=platform"},
 }
 
 // rendered is a rendered chart, looked up by kind and name.
@@ -121,6 +123,7 @@ func TestChartDefaults(t *testing.T) {
 		"--lease-renew-interval=2s",
 		"--virtual-nodes=100",
 		"--probe-workers=64",
+		"--secret-access=true",
 		"--metrics-bind-address=:8443",
 		"--metrics-secure=true",
 		"--health-probe-bind-address=:8081",
@@ -177,6 +180,10 @@ func TestChartDefaults(t *testing.T) {
 	assert.Equal(t, binding.Subjects, roleBinding.Subjects)
 	reader := renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-metrics-reader")
 	assert.Equal(t, []rbacv1.PolicyRule{{NonResourceURLs: []string{"/metrics"}, Verbs: []string{"get"}}}, reader.Rules)
+	rules := ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules)
+	assert.Subset(t, rules, []string{"/secrets:get", "/secrets:list", "/secrets:watch"}, "Secret access is on by default, read-only")
+	assert.NotContains(t, rules, "/secrets:create")
+	assert.NotContains(t, rules, "/namespaces:list", "namespaces are needed only with a namespace selector")
 }
 
 func TestChartValues(t *testing.T) {
@@ -292,6 +299,68 @@ func TestChartValues(t *testing.T) {
 				assert.Equal(t, "--zap-encoder=console", args[len(args)-1], "extra arguments come last, so they win")
 			},
 		},
+		"no Secret access": {
+			values: map[string]any{"secrets": map[string]any{"access": false}},
+			check: func(t *testing.T, r rendered) {
+				args := managerContainer(t, r).Args
+				assert.Contains(t, args, "--secret-access=false")
+				assert.NotContains(t, args, "--secret-access=true")
+				rules := ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules)
+				for _, rule := range rules {
+					assert.NotContains(t, rule, "secrets", "no rule on Secrets without Secret access")
+				}
+				assert.Contains(t, rules, "test.network.io/webcheckers:watch", "the other rules stay")
+			},
+		},
+		"Secret selector": {
+			values: map[string]any{"secrets": map[string]any{"selector": "webchecker.test.network.io/probe=true"}},
+			check: func(t *testing.T, r rendered) {
+				args := managerContainer(t, r).Args
+				assert.Contains(t, args, "--secret-access=true")
+				assert.Contains(t, args, "--secret-selector=webchecker.test.network.io/probe=true")
+			},
+		},
+		"namespace scope": {
+			values: map[string]any{"watch": map[string]any{"namespaces": []any{"shop", "payments"}, "namespaceSelector": "env in (prod, staging)"}},
+			check: func(t *testing.T, r rendered) {
+				args := managerContainer(t, r).Args
+				assert.Contains(t, args, "--watch-namespaces=shop,payments")
+				assert.Contains(t, args, "--namespace-selector=env in (prod, staging)", "a selector with spaces and commas stays one argument")
+				assert.Subset(t, ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules),
+					[]string{"/namespaces:get", "/namespaces:list", "/namespaces:watch"}, "a namespace selector reads the namespaces' labels")
+			},
+		},
+		"watched namespaces without a selector": {
+			values: map[string]any{"watch": map[string]any{"namespaces": []any{"shop"}}},
+			check: func(t *testing.T, r rendered) {
+				args := managerContainer(t, r).Args
+				assert.Contains(t, args, "--watch-namespaces=shop")
+				assert.Empty(t, flagsNamed(args, "--namespace-selector"))
+				assert.NotContains(t, ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules), "/namespaces:list")
+			},
+		},
+		"egress policy": {
+			values: map[string]any{"egress": map[string]any{
+				"denyCIDRs":           []any{"169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "203.0.113.7"},
+				"allowCIDRs":          []any{"10.20.0.0/16", "fd12:3456::/32"},
+				"denyPrivateNetworks": true,
+			}},
+			check: func(t *testing.T, r rendered) {
+				args := managerContainer(t, r).Args
+				assert.Equal(t, []string{"--deny-cidrs=169.254.0.0/16,fe80::/10,fd00:ec2::254/128,203.0.113.7"}, flagsNamed(args, "--deny-cidrs"))
+				assert.Equal(t, []string{"--allow-cidrs=10.20.0.0/16,fd12:3456::/32"}, flagsNamed(args, "--allow-cidrs"))
+				assert.Equal(t, []string{"--deny-private-networks=true"}, flagsNamed(args, "--deny-private-networks"))
+			},
+		},
+		"egress defaults keep the manager's deny list": {
+			values: map[string]any{"egress": map[string]any{"denyCIDRs": []any{}, "allowCIDRs": []any{"192.0.2.0/24"}}},
+			check: func(t *testing.T, r rendered) {
+				args := managerContainer(t, r).Args
+				assert.Empty(t, flagsNamed(args, "--deny-cidrs"), "an empty list must not replace the manager's default deny list")
+				assert.Empty(t, flagsNamed(args, "--deny-private-networks"))
+				assert.Equal(t, []string{"--allow-cidrs=192.0.2.0/24"}, flagsNamed(args, "--allow-cidrs"))
+			},
+		},
 		"CRD managed elsewhere, no PDB": {
 			values: map[string]any{"crds": map[string]any{"enabled": false}, "podDisruptionBudget": map[string]any{"enabled": false}},
 			check: func(t *testing.T, r rendered) {
@@ -332,6 +401,14 @@ func TestChartSchemaRejectsBadValues(t *testing.T) {
 		"extra args not a list":   {map[string]any{"manager": map[string]any{"extraArgs": "--zap-devel"}}, "/manager/extraArgs"},
 		"no workers":              {map[string]any{"manager": map[string]any{"probeWorkers": 0}}, "/manager/probeWorkers"},
 		"mistyped security field": {map[string]any{"securityContext": map[string]any{"readOnlyRootFilesytem": true}}, "'readOnlyRootFilesytem' not allowed"},
+		"misspelt secrets key":    {map[string]any{"secrets": map[string]any{"acess": false}}, "'acess' not allowed"},
+		"secret access as a word": {map[string]any{"secrets": map[string]any{"access": "no"}}, "/secrets/access"},
+		"selector not a string":   {map[string]any{"secrets": map[string]any{"selector": map[string]any{"probe": "true"}}}, "/secrets/selector"},
+		"CIDRs as one string":     {map[string]any{"egress": map[string]any{"denyCIDRs": "10.0.0.0/8,192.168.0.0/16"}}, "/egress/denyCIDRs"},
+		"not a CIDR":              {map[string]any{"egress": map[string]any{"allowCIDRs": []any{"internal.example.com"}}}, "/egress/allowCIDRs/0"},
+		"misspelt egress key":     {map[string]any{"egress": map[string]any{"denyPrivateNetwork": true}}, "'denyPrivateNetwork' not allowed"},
+		"invalid namespace":       {map[string]any{"watch": map[string]any{"namespaces": []any{"Shop"}}}, "/watch/namespaces/0"},
+		"misspelt watch key":      {map[string]any{"watch": map[string]any{"namespaceSelectors": "a=b"}}, "'namespaceSelectors' not allowed"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -402,6 +479,17 @@ func TestChartRBACIsGenerated(t *testing.T) {
 		"the chart's ClusterRole differs from config/rbac/role.yaml")
 	assert.ElementsMatch(t, want["Role"], ruleSet(renderedAs[rbacv1.Role](t, r, "Role", "webchecker-manager").Rules),
 		"the chart's Role differs from config/rbac/role.yaml")
+}
+
+// flagsNamed returns the arguments that set the flag name (--name=value).
+func flagsNamed(args []string, name string) []string {
+	var out []string
+	for _, arg := range args {
+		if strings.HasPrefix(arg, name+"=") {
+			out = append(out, arg)
+		}
+	}
+	return out
 }
 
 // ruleSet flattens rules into one "group/resource:verb" (or "url:verb")

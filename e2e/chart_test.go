@@ -71,13 +71,17 @@ func TestChartInstall(t *testing.T) {
 
 	// helm upgrade with other values: fewer replicas, longer Leases, plain
 	// metrics (which need neither TokenReviews nor a metrics-reader role),
-	// no PDB.
+	// no Secret access (no secrets rule), only namespaces labelled
+	// servedLabel (a namespaces rule), no PDB.
+	kubectl("label", "namespace", checkers, servedLabel)
 	upgrade := action.NewUpgrade(helm)
 	upgrade.Namespace = chartNamespace
 	upgraded, err := upgrade.RunWithContext(ctx, chartRelease, ch, map[string]any{
 		"replicaCount":        2,
 		"sharding":            map[string]any{"leaseDuration": "20s", "leaseRenewInterval": "4s"},
 		"metrics":             map[string]any{"secure": false},
+		"secrets":             map[string]any{"access": false},
+		"watch":               map[string]any{"namespaceSelector": servedLabel},
 		"podDisruptionBudget": map[string]any{"enabled": false},
 	})
 	require.NoError(t, err)
@@ -87,7 +91,15 @@ func TestChartInstall(t *testing.T) {
 	args := kubectl("get", "deployment", "webchecker", "-n", chartNamespace, "-o", "jsonpath={.spec.template.spec.containers[0].args}")
 	assert.Contains(t, args, "--lease-duration=20s")
 	assert.Contains(t, args, "--metrics-secure=false")
-	assert.NotContains(t, kubectl("get", "clusterrole", "webchecker-manager", "-o", "yaml"), "tokenreviews")
+	assert.Contains(t, args, "--secret-access=false")
+	assert.Contains(t, args, "--namespace-selector="+servedLabel)
+	clusterRole := kubectl("get", "clusterrole", "webchecker-manager", "-o", "yaml")
+	assert.NotContains(t, clusterRole, "tokenreviews")
+	assert.NotContains(t, clusterRole, "secrets")
+	assert.Contains(t, clusterRole, "namespaces")
+	t.Run("namespace selector, no Secret access", func(t *testing.T) {
+		runChartManagersScoped(t, cluster, deploymentOf(t, upgraded.Manifest), checkers)
+	})
 	_, err = cluster.Kubectl("", "get", "clusterrole", "webchecker-metrics-reader")
 	assert.ErrorContains(t, err, "NotFound", "upgrade removes what the new values do not render")
 	_, err = cluster.Kubectl("", "get", "poddisruptionbudget", "webchecker", "-n", chartNamespace)
@@ -155,10 +167,109 @@ func chartManagerArgs(t *testing.T, deployment appsv1.Deployment, podName string
 	return args
 }
 
-// runChartManagers runs the chart's replicas as local processes with the
-// Deployment's arguments, authenticated as its ServiceAccount, and checks
-// that they probe, write status, Leases and Events, serve metrics only to
-// authorized scrapers, and are refused what the chart did not grant.
+// chartSecret is the Secret the "with-secret" checker sends a header from.
+const (
+	chartSecret      = "probe-token"
+	chartSecretValue = "s3cret-token"
+)
+
+// applyChartCheckers creates, in namespace checkers, the Secret and two
+// checkers of target: "local" and "with-secret", which sends the header
+// X-Probe-Token from the Secret. Applying them again changes nothing.
+func applyChartCheckers(t *testing.T, cluster *framework.ControlPlane, target *framework.Target, checkers string) {
+	t.Helper()
+	secret := fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":%q},"stringData":{"token":%q}}`, chartSecret, chartSecretValue)
+	local := fmt.Sprintf(`{"apiVersion":"test.network.io/v1alpha1","kind":"WebChecker","metadata":{"name":"local"},"spec":{"host":%q,"interval":"1s","timeout":"500ms"}}`, target.URL())
+	withSecret := fmt.Sprintf(`{"apiVersion":"test.network.io/v1alpha1","kind":"WebChecker","metadata":{"name":"with-secret"},"spec":{"host":%q,"path":"/with-secret","interval":"1s","timeout":"500ms",`+
+		`"headers":[{"name":"X-Probe-Token","valueFrom":{"secretKeyRef":{"name":%q,"key":"token"}}}]}}`, target.URL(), chartSecret)
+	for _, obj := range []string{secret, local, withSecret} {
+		_, err := cluster.Kubectl(obj, "apply", "-n", checkers, "-f", "-")
+		require.NoError(t, err)
+	}
+}
+
+// checkerReady returns a checker's "Ready status/reason/shard".
+func checkerReady(cluster *framework.ControlPlane, checkers, name string) string {
+	out, _ := cluster.Kubectl("", "get", "wc", name, "-n", checkers, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}/{.status.shard}`)
+	return out
+}
+
+// requireCheckerReady waits up to 30s until checkerReady of the checker
+// starts with want ("status/reason/shard prefix"); on failure it reports
+// the last state and the managers' logs.
+func requireCheckerReady(t *testing.T, cluster *framework.ControlPlane, checkers, name, want string, logs func() string) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got := checkerReady(cluster, checkers, name)
+		if strings.HasPrefix(got, want) {
+			return
+		}
+		if time.Now().After(deadline) {
+			require.FailNow(t, "checker not in the expected state", "%s: %q, want %q…\n%s", name, got, want, logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// startChartManagers starts one manager process per shard with the
+// Deployment's arguments, authenticated by kubeconfig; they are killed at
+// the end of the test if it did not stop them. logs returns their output.
+func startChartManagers(t *testing.T, deployment *appsv1.Deployment, kubeconfig string, shards []string) (managers []*framework.Manager, logs func() string) {
+	t.Helper()
+	t.Cleanup(func() {
+		for _, m := range managers {
+			if !m.Exited() {
+				_ = m.Kill()
+			}
+		}
+	})
+	for _, shard := range shards {
+		args := chartManagerArgs(t, *deployment, shard)
+		t.Logf("%s: manager %s", shard, strings.Join(args, " "))
+		m, err := framework.StartManager(context.Background(), framework.ManagerOptions{
+			Binary: managerPath, Kubeconfig: kubeconfig, ShardID: shard, DNSServer: dns.Addr(), Args: args,
+		})
+		require.NoError(t, err)
+		managers = append(managers, m)
+	}
+	return managers, func() string {
+		var b strings.Builder
+		for _, m := range managers {
+			b.WriteString(m.Log())
+		}
+		return b.String()
+	}
+}
+
+// terminateChartManagers sends each replica SIGTERM and checks that they
+// released their Leases in namespace ns.
+func terminateChartManagers(t *testing.T, cluster *framework.ControlPlane, managers []*framework.Manager, ns string) {
+	t.Helper()
+	for _, m := range managers {
+		require.NoError(t, m.Terminate(15*time.Second), m.Log())
+	}
+	leases, err := cluster.Kubectl("", "get", "leases", "-n", ns, "-o", "name")
+	require.NoError(t, err)
+	assert.Empty(t, strings.TrimSpace(leases), "Leases left after SIGTERM")
+}
+
+// assertRefused checks that the identity of kubeconfig is forbidden each
+// kubectl command (arguments separated by spaces; stdin for -f -).
+func assertRefused(t *testing.T, kubeconfig string, commands []struct{ stdin, args string }) {
+	t.Helper()
+	for _, refused := range commands {
+		_, err := framework.KubectlAs(kubeconfig, refused.stdin, strings.Fields(refused.args)...)
+		assert.ErrorContains(t, err, "forbidden", "kubectl %s as the chart's ServiceAccount", refused.args)
+		t.Logf("refused: kubectl %s: %v", refused.args, err)
+	}
+}
+
+// runChartManagers runs the chart's replicas (default values) as local
+// processes with the Deployment's arguments, authenticated as its
+// ServiceAccount, and checks that they probe, use a Secret, write status,
+// Leases and Events, serve metrics only to authorized scrapers, and are
+// refused what the chart did not grant: Secrets are read-only.
 func runChartManagers(t *testing.T, cluster *framework.ControlPlane, deployment *appsv1.Deployment, checkers string) {
 	ctx := context.Background()
 	ns := deployment.Namespace
@@ -168,44 +279,21 @@ func runChartManagers(t *testing.T, cluster *framework.ControlPlane, deployment 
 
 	target := framework.NewTarget()
 	defer target.Close()
-	local := fmt.Sprintf(`{"apiVersion":"test.network.io/v1alpha1","kind":"WebChecker","metadata":{"name":"local"},"spec":{"host":%q,"interval":"1s","timeout":"500ms"}}`, target.URL())
-	_, err = cluster.Kubectl(local, "apply", "-n", checkers, "-f", "-")
-	require.NoError(t, err)
+	applyChartCheckers(t, cluster, target, checkers)
 
-	var managers []*framework.Manager
-	defer func() {
-		for _, m := range managers {
-			if !m.Exited() {
-				_ = m.Kill()
-			}
-		}
-	}()
 	shards := []string{"webchecker-6c9f7d-a", "webchecker-6c9f7d-b", "webchecker-6c9f7d-c"}
-	for _, shard := range shards {
-		args := chartManagerArgs(t, *deployment, shard)
-		t.Logf("%s: manager %s", shard, strings.Join(args, " "))
-		m, err := framework.StartManager(ctx, framework.ManagerOptions{
-			Binary: managerPath, Kubeconfig: kubeconfig, ShardID: shard, DNSServer: dns.Addr(), Args: args,
-		})
-		require.NoError(t, err)
-		managers = append(managers, m)
-	}
-	logs := func() string {
-		var b strings.Builder
-		for _, m := range managers {
-			b.WriteString(m.Log())
+	managers, logs := startChartManagers(t, deployment, kubeconfig, shards)
+	requireCheckerReady(t, cluster, checkers, "local", "True/ProbeSucceeded/webchecker-6c9f7d-", logs)
+	requireCheckerReady(t, cluster, checkers, "with-secret", "True/ProbeSucceeded/webchecker-6c9f7d-", logs)
+	var sent []string
+	for _, hit := range target.Hits() {
+		if hit.Path == "/with-secret" {
+			sent = append(sent, hit.Header.Get("X-Probe-Token"))
 		}
-		return b.String()
 	}
-
-	readyOf := func(name string) string {
-		out, _ := cluster.Kubectl("", "get", "wc", name, "-n", checkers, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status}/{.status.conditions[?(@.type=="Ready")].reason}/{.status.shard}`)
-		return out
-	}
-	require.Eventually(t, func() bool { return strings.HasPrefix(readyOf("local"), "True/ProbeSucceeded/webchecker-6c9f7d-") },
-		20*time.Second, 100*time.Millisecond, "local: %s\n%s", readyOf("local"), logs())
-	require.Eventually(t, func() bool { return strings.HasPrefix(readyOf("badnews"), "False/DNSFailed/webchecker-6c9f7d-") },
-		30*time.Second, 100*time.Millisecond, "badnews: %s", readyOf("badnews"))
+	require.NotEmpty(t, sent)
+	assert.Equal(t, chartSecretValue, sent[len(sent)-1], "the header value comes from the Secret: the chart grants reading it")
+	requireCheckerReady(t, cluster, checkers, "badnews", "False/DNSFailed/webchecker-6c9f7d-", logs)
 	require.Eventually(t, func() bool {
 		holders, _ := cluster.Kubectl("", "get", "leases", "-n", ns, "-o", "jsonpath={.items[*].spec.holderIdentity}")
 		return holders == strings.Join(shards, " ")
@@ -215,19 +303,22 @@ func runChartManagers(t *testing.T, cluster *framework.ControlPlane, deployment 
 	assert.Contains(t, events, "ProbeSucceeded")
 	assert.NotContains(t, logs(), "forbidden", "the chart's RBAC does not cover what the manager does")
 
-	// The same identity is refused what the chart did not grant.
+	// The same identity is refused what the chart did not grant. It may
+	// read Secrets (the default secrets.access=true), never write them.
+	_, err = framework.KubectlAs(kubeconfig, "", "get", "secret", chartSecret, "-n", checkers)
+	assert.NoError(t, err, "Secret access is on by default")
 	intruder := `{"apiVersion":"coordination.k8s.io/v1","kind":"Lease","metadata":{"name":"intruder","namespace":"default"}}`
-	for _, refused := range []struct{ stdin, args string }{
-		{"", "get secrets -n " + ns},
+	assertRefused(t, kubeconfig, []struct{ stdin, args string }{
+		{"", "create secret generic intruder --from-literal=k=v --dry-run=server -n " + checkers},
+		{"", "label secret " + chartSecret + " stolen=true --dry-run=server -n " + checkers},
+		{"", "delete secret " + chartSecret + " --dry-run=server -n " + checkers},
 		{"", "get leases -n kube-system"},
 		{intruder, "create --dry-run=server -f -"},
 		{"", "delete webchecker local -n " + checkers + " --dry-run=server"},
 		{"", "get configmaps -n " + checkers},
-	} {
-		_, err := framework.KubectlAs(kubeconfig, refused.stdin, strings.Fields(refused.args)...)
-		assert.ErrorContains(t, err, "forbidden", "kubectl %s as the chart's ServiceAccount", refused.args)
-		t.Logf("refused: kubectl %s: %v", refused.args, err)
-	}
+		{"", "get pods -n " + ns},
+		{"", "get namespaces"},
+	})
 
 	// Secure metrics: TLS, and only for a bearer token that may GET /metrics.
 	scrape := func(bearer string) (int, string) {
@@ -270,10 +361,43 @@ func runChartManagers(t *testing.T, cluster *framework.ControlPlane, deployment 
 	assert.Contains(t, body, "controller_runtime_reconcile_total")
 
 	// SIGTERM: each replica releases its Lease.
-	for _, m := range managers {
-		require.NoError(t, m.Terminate(15*time.Second), m.Log())
-	}
-	leases, err := cluster.Kubectl("", "get", "leases", "-n", ns, "-o", "name")
+	terminateChartManagers(t, cluster, managers, ns)
+}
+
+// servedLabel selects the namespaces served after the upgrade.
+const servedLabel = "webchecker.test.network.io/served=true"
+
+// runChartManagersScoped runs the replicas of a release upgraded to
+// secrets.access=false and watch.namespaceSelector=servedLabel: without a
+// single forbidden request they serve the checkers of the labelled
+// namespace checkers and leave those of another namespace alone; a checker
+// that needs a Secret reports SecretAccessDisabled, and the identity may
+// not read Secrets at all.
+func runChartManagersScoped(t *testing.T, cluster *framework.ControlPlane, deployment *appsv1.Deployment, checkers string) {
+	ns := deployment.Namespace
+	kubeconfig, _, err := cluster.ServiceAccountKubeconfig(context.Background(), ns, deployment.Spec.Template.Spec.ServiceAccountName)
 	require.NoError(t, err)
-	assert.Empty(t, strings.TrimSpace(leases), "Leases left after SIGTERM")
+	target := framework.NewTarget()
+	defer target.Close()
+	applyChartCheckers(t, cluster, target, checkers)
+	const unserved = "e2e-chart-unserved"
+	_, err = cluster.Kubectl("", "create", "namespace", unserved)
+	require.NoError(t, err)
+	applyChartCheckers(t, cluster, target, unserved)
+
+	// Other shard names than before: status.shard shows these replicas
+	// wrote the status.
+	managers, logs := startChartManagers(t, deployment, kubeconfig, []string{"webchecker-7d8e0a-a", "webchecker-7d8e0a-b"})
+	requireCheckerReady(t, cluster, checkers, "local", "True/ProbeSucceeded/webchecker-7d8e0a-", logs)
+	requireCheckerReady(t, cluster, checkers, "with-secret", "False/SecretAccessDisabled/webchecker-7d8e0a-", logs)
+	for _, hit := range target.Hits() {
+		assert.Empty(t, hit.Header.Get("X-Probe-Token"), "no Secret value is sent without Secret access")
+	}
+	assert.Equal(t, "//", checkerReady(cluster, unserved, "local"), "a checker in a namespace without the label is not served")
+	assert.NotContains(t, logs(), "forbidden", "the manager must not even try to read or watch Secrets, and may watch namespaces")
+	assertRefused(t, kubeconfig, []struct{ stdin, args string }{
+		{"", "get secrets -n " + checkers},
+		{"", "get secret " + chartSecret + " -n " + checkers},
+	})
+	terminateChartManagers(t, cluster, managers, ns)
 }
