@@ -40,6 +40,17 @@ var chartAllFeatures = map[string]any{
 	"watch":   map[string]any{"namespaceSelector": "team=platform"},
 }
 
+// TestChartLintStrict lints the chart as `helm lint --strict` does, with
+// the default values and with every feature switched on.
+func TestChartLintStrict(t *testing.T) {
+	for name, values := range map[string]map[string]any{"defaults": nil, "every feature": chartAllFeatures} {
+		t.Run(name, func(t *testing.T) {
+			messages, err := framework.LintChart(chartNamespace, values)
+			assert.NoError(t, err, "messages: %v", messages)
+		})
+	}
+}
+
 // rendered is a rendered chart, looked up by kind and name.
 type rendered []*unstructured.Unstructured
 

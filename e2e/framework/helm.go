@@ -20,17 +20,53 @@ import (
 // rendered for it.
 const KubeVersion = "v1.37.2"
 
-// LoadChart loads the project's Helm chart from <repo>/charts/webchecker.
-func LoadChart() (*chart.Chart, error) {
+// ChartDir returns the project's Helm chart directory, <repo>/charts/webchecker.
+func ChartDir() (string, error) {
 	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, "charts", "webchecker"), nil
+}
+
+// LoadChart loads the project's Helm chart from ChartDir.
+func LoadChart() (*chart.Chart, error) {
+	dir, err := ChartDir()
 	if err != nil {
 		return nil, err
 	}
-	ch, err := loader.Load(filepath.Join(root, "charts", "webchecker"))
+	ch, err := loader.Load(dir)
 	if err != nil {
 		return nil, fmt.Errorf("loading chart: %w", err)
 	}
 	return ch, nil
+}
+
+// LintChart lints the chart as `helm lint --strict` does (the same Helm
+// code, so make test needs no helm binary): it returns every message, and
+// an error that lists those that fail a strict lint (warnings and worse).
+func LintChart(namespace string, values map[string]any) ([]string, error) {
+	dir, err := ChartDir()
+	if err != nil {
+		return nil, err
+	}
+	kubeVersion, err := chartutil.ParseKubeVersion(KubeVersion)
+	if err != nil {
+		return nil, fmt.Errorf("parsing kube version: %w", err)
+	}
+	lint := action.NewLint()
+	lint.Strict = true
+	lint.Namespace = namespace
+	lint.KubeVersion = kubeVersion
+	result := lint.Run([]string{dir}, values)
+	var messages []string
+	for _, m := range result.Messages {
+		messages = append(messages, m.Error())
+	}
+	if len(result.Errors) > 0 {
+		return messages, fmt.Errorf("helm lint --strict failed: %w", errors.Join(result.Errors...))
+	}
+	return messages, nil
 }
 
 // RenderChart renders ch as `helm template` does (no cluster; values
