@@ -4,7 +4,9 @@
 // A Target is the fully resolved description of one check (URL, method,
 // timeout, accepted status codes, redirect policy). A Prober turns a Target
 // into a typed Result that keeps the failure class (Reason) next to a human
-// readable Message, so that callers never have to parse error strings.
+// readable Message, so that callers never have to parse error strings. The
+// HTTP prober also reports how long each phase of the exchange took
+// (PhaseTimings, measured with net/http/httptrace).
 //
 // Scheduling (when to probe which target) lives in the scheduler
 // sub-package; this package does not know about Kubernetes objects.

@@ -82,6 +82,14 @@
 // dispatcher has not seen yet; this also keeps tests that step a fake clock
 // free of races with the dispatcher arming its timer.
 //
+// # Metrics
+//
+// Options.Observer is told when each probe starts (with its lag behind the
+// due time) and finishes (only probes whose Outcome was stored). Snapshot
+// copies, under the lock, every check's latest Outcome and its success and
+// failure counts, which survive Upsert but not Remove; InFlight counts the
+// probes running. Metrics read them at scrape time (controllers/metrics).
+//
 // # Shutdown
 //
 // When the context given to Start is done, Start cancels every probe in
