@@ -20,6 +20,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing"
 )
 
@@ -92,13 +93,7 @@ func TestNamespaceScope(t *testing.T) {
 		Registerer:     prometheus.NewRegistry(), // a second replica in this process
 	})
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-stopped)
-	})
+	framework.RunInTest(t, mgr)
 
 	// Nothing listens on port 1: the suite's replica, which serves every
 	// namespace, fails quickly on these; the scoped one only records them.
@@ -134,13 +129,7 @@ func TestSecretSelector(t *testing.T) {
 	scope := controllers.WatchScope{Namespaces: []string{ns}, SecretSelector: selector}
 	c, err := cache.New(k8sConfig, scope.ApplyTo(cache.Options{Scheme: k8sClient.Scheme()}))
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- c.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-stopped)
-	})
+	framework.RunInTest(t, c)
 
 	labelled := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "labelled", Labels: map[string]string{"webchecker.test/probe": "true"}},
@@ -151,7 +140,7 @@ func TestSecretSelector(t *testing.T) {
 
 	wc := newChecker(ns, "selector", "https://example.com", "/")
 	wc.Spec.BearerTokenSecretRef = secretKey("labelled", "token")
-	secrets := controllers.SecretReader(ctx, c, ns, selector)
+	secrets := controllers.SecretReader(t.Context(), c, ns, selector)
 	require.Eventually(t, func() bool {
 		check, err := controllers.CheckFor(wc, secrets)
 		return err == nil && check.Target.BearerToken == "t0k"

@@ -36,12 +36,7 @@ func TestChartInstall(t *testing.T) {
 	require.NoError(t, err)
 	helm, err := cluster.Helm(chartNamespace)
 	require.NoError(t, err)
-	kubectl := func(args ...string) string {
-		t.Helper()
-		out, err := cluster.Kubectl("", args...)
-		require.NoError(t, err)
-		return out
-	}
+	kubectl := kubectlFor(t, cluster)
 
 	// helm install webchecker charts/webchecker -n webchecker --create-namespace
 	install := action.NewInstall(helm)

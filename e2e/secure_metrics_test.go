@@ -29,12 +29,7 @@ func TestSecureMetrics(t *testing.T) {
 		checker        = "guarded"
 	)
 	kubeconfig := generatedRBACUser(t, user, ns, leaseNamespace)
-	kubectl := func(args ...string) string {
-		t.Helper()
-		out, err := cp.Kubectl("", args...)
-		require.NoError(t, err)
-		return out
-	}
+	kubectl := kubectlFor(t, cp)
 	// A scraper allowed to GET /metrics, and a stranger who is not.
 	kubectl("create", "serviceaccount", "scraper", "-n", ns)
 	kubectl("create", "serviceaccount", "stranger", "-n", ns)

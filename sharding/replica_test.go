@@ -68,13 +68,7 @@ func startReplica(t *testing.T, cfg *rest.Config, opts controllers.ReplicaOption
 	}
 	replica, err := controllers.Setup(mgr, opts)
 	require.NoError(t, err)
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- mgr.Start(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		require.NoError(t, <-stopped)
-	})
+	framework.RunInTest(t, mgr)
 	return replica
 }
 
