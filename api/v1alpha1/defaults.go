@@ -1,0 +1,27 @@
+package v1alpha1
+
+import "time"
+
+// Defaults of WebCheckerSpec. The API server applies them (the
+// +kubebuilder:default markers on the fields carry the same values, and a
+// test holds the two together); code that reads a spec stored before a
+// default existed resolves a missing field to these, and to nothing else.
+const (
+	// DefaultPath is spec.path's default.
+	DefaultPath = "/"
+	// DefaultMethod is spec.method's default.
+	DefaultMethod = "GET"
+	// DefaultInterval is spec.interval's default.
+	DefaultInterval = 10 * time.Second
+	// DefaultTimeout is spec.timeout's default.
+	DefaultTimeout = time.Second
+	// DefaultFollowRedirects is spec.followRedirects' default.
+	DefaultFollowRedirects = true
+	// DefaultIPFamily is spec.ipFamily's default.
+	DefaultIPFamily = IPFamilyAny
+	// DefaultMaxBodyBytes is spec.bodyMatch.maxBodyBytes' default (64 KiB).
+	DefaultMaxBodyBytes int64 = 64 << 10
+	// DefaultCertExpiryWarning is spec.tls.certExpiryWarning's default
+	// (14 days).
+	DefaultCertExpiryWarning = 14 * 24 * time.Hour
+)
