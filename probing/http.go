@@ -2,7 +2,6 @@ package probing
 
 import (
 	"context"
-	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -237,12 +235,7 @@ func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 	body, err := p.readBody(resp, t.BodyMatch)
 	_ = resp.Body.Close() // an unread rest closes the connection
 	if err != nil && !errors.Is(err, io.EOF) {
-		err = &url.Error{
-			Op:  urlErrorOp(resp.Request.Method),
-			URL: redactURL(resp.Request.URL),
-			Err: fmt.Errorf("read response body: %w", err),
-		}
-		res := p.failure(ctx, probeCtx, t, resp.Request, err)
+		res := p.failure(ctx, probeCtx, t, resp.Request, fmt.Errorf("read response body: %w", err))
 		res.StatusCode = resp.StatusCode
 		return res
 	}
@@ -344,37 +337,6 @@ func bodyMismatchMessage(m *BodyMatch) string {
 	return fmt.Sprintf("response body does not match %q", m.Regexp.String())
 }
 
-// validateTarget reports why a target cannot be probed. Its messages never
-// contain the URL's password.
-func validateTarget(rawURL, method string, timeout time.Duration) error {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodOptions:
-	default:
-		return fmt.Errorf("invalid target: unsupported method %q (expected GET, HEAD, POST, PUT or OPTIONS)", method)
-	}
-	if timeout <= 0 {
-		return fmt.Errorf("invalid target: timeout %v is not positive", timeout)
-	}
-	if rawURL == "" {
-		return errors.New("invalid target: empty URL")
-	}
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err // ue.Error() would repeat the URL, password included
-		}
-		return fmt.Errorf("invalid target URL: %w", err)
-	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("invalid target URL %q: unsupported scheme %q (expected http or https)", u.Redacted(), u.Scheme)
-	}
-	if u.Hostname() == "" {
-		return fmt.Errorf("invalid target URL %q: missing host", u.Redacted())
-	}
-	return nil
-}
-
 func unexpectedStatusMessage(code int, expected []int) string {
 	if len(expected) == 0 {
 		return fmt.Sprintf("unexpected status code %d (expected 2xx or 3xx)", code)
@@ -386,304 +348,16 @@ func unexpectedStatusMessage(code int, expected []int) string {
 	return fmt.Sprintf("unexpected status code %d (expected one of %s)", code, strings.Join(codes, ", "))
 }
 
-// failure classifies the error of a probe. ctx is the caller's context,
-// probeCtx the one bounded by the target's timeout, req the request that
-// failed (the last one after redirects).
-func (p *HTTPProber) failure(ctx, probeCtx context.Context, t Target, req *http.Request, err error) Result {
-	op, failedURL := urlErrorOp(req.Method), redactURL(req.URL)
-	var ue *url.Error
-	if errors.As(err, &ue) { // the client's own prefix names the failing URL
-		op, failedURL = ue.Op, ue.URL
-	}
-	prefix := op + " " + strconv.Quote(failedURL)
-
-	switch {
-	case ctx.Err() != nil:
-		return Result{Reason: ReasonTimeout, Message: prefix + ": probe cancelled: " + ctx.Err().Error()}
-	case probeCtx.Err() != nil:
-		return Result{Reason: ReasonTimeout, Message: prefix + ": timeout after " + t.Timeout.String()}
-	}
-
-	var redirectErr *tooManyRedirectsError
-	if errors.As(err, &redirectErr) {
-		return Result{
-			Reason:  ReasonTooManyRedirects,
-			Message: op + " " + strconv.Quote(redactURL(redirectErr.url)) + ": " + redirectErr.Error(),
-		}
-	}
-
-	msg := p.errorMessage(err)
-	var dnsErr *net.DNSError
-	var netErr net.Error
-	var deniedErr *egress.DeniedError
-	switch {
-	case errors.As(err, &deniedErr):
-		return Result{Reason: ReasonEgressDenied, Message: msg}
-	case errors.As(err, &dnsErr):
-		return Result{Reason: ReasonDNSFailed, Message: msg}
-	case isTLSError(err):
-		return Result{Reason: ReasonTLSError, Message: msg}
-	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
-		return Result{Reason: ReasonTimeout, Message: msg}
+// validateTarget reports why a target cannot be probed. Its messages never
+// contain the URL's password.
+func validateTarget(rawURL, method string, timeout time.Duration) error {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodOptions:
 	default:
-		return Result{Reason: ReasonConnectionFailed, Message: msg}
+		return fmt.Errorf("invalid target: unsupported method %q (expected GET, HEAD, POST, PUT or OPTIONS)", method)
 	}
-}
-
-// isTLSError reports whether err comes from the TLS handshake or from
-// certificate verification.
-func isTLSError(err error) bool {
-	var (
-		recordErr      tls.RecordHeaderError
-		verifyErr      *tls.CertificateVerificationError
-		alertErr       tls.AlertError
-		echErr         *tls.ECHRejectionError
-		unknownAuthErr x509.UnknownAuthorityError
-		hostnameErr    x509.HostnameError
-		invalidErr     x509.CertificateInvalidError
-		rootsErr       x509.SystemRootsError
-		opErr          *net.OpError
-	)
-	switch {
-	case errors.Is(err, http.ErrSchemeMismatch), // HTTPS request to an HTTP server
-		errors.As(err, &recordErr),
-		errors.As(err, &verifyErr),
-		errors.As(err, &alertErr),
-		errors.As(err, &echErr),
-		errors.As(err, &unknownAuthErr),
-		errors.As(err, &hostnameErr),
-		errors.As(err, &invalidErr),
-		errors.As(err, &rootsErr):
-		return true
-	case errors.As(err, &opErr) && opErr.Op == "remote error":
-		return true // an alert sent by the server (crypto/tls's unexported alert type)
+	if timeout <= 0 {
+		return fmt.Errorf("invalid target: timeout %v is not positive", timeout)
 	}
-	// Most other handshake errors are plain errors whose text starts with
-	// "tls: " (for example "tls: handshake failure").
-	for _, e := range errorChain(err) {
-		if strings.HasPrefix(e.Error(), "tls: ") {
-			return true
-		}
-	}
-	return false
-}
-
-// errorChain returns err and every error it wraps, depth first.
-func errorChain(err error) []error {
-	var chain []error
-	var walk func(error)
-	walk = func(e error) {
-		if e == nil || len(chain) > 100 {
-			return
-		}
-		chain = append(chain, e)
-		switch u := e.(type) {
-		case interface{ Unwrap() error }:
-			walk(u.Unwrap())
-		case interface{ Unwrap() []error }:
-			for _, inner := range u.Unwrap() {
-				walk(inner)
-			}
-		}
-	}
-	walk(err)
-	return chain
-}
-
-// Parts of error texts that vary between identical failures.
-var (
-	// The local end of a connection, an ephemeral port: "read tcp
-	// 127.0.0.1:54321->127.0.0.1:8080: ..." becomes "read tcp
-	// 127.0.0.1:8080: ...".
-	localAddrRE = regexp.MustCompile(`(?:\[[0-9A-Fa-f:.]+(?:%[^\]\s]+)?\]|\d{1,3}(?:\.\d{1,3}){3}):\d+->`)
-	// HTTP/2 stream numbers grow on a reused connection.
-	streamIDRE = regexp.MustCompile(`stream ID \d+; `)
-	// x509 expiry errors carry the current time.
-	certTimeRE = regexp.MustCompile(`: current time \S+ is (?:after|before) \S+`)
-)
-
-// errorMessage returns the text of a transport error without the parts
-// that change between identical failures, so that a failure that persists
-// keeps the same Result message.
-func (p *HTTPProber) errorMessage(err error) string {
-	msg := err.Error()
-	var ue *url.Error
-	if errors.As(err, &ue) && ue.Err != nil {
-		// Keep the quoted URL (it may legitimately contain anything) out of
-		// the clean-up below.
-		prefix := ue.Op + " " + strconv.Quote(ue.URL) + ": "
-		if rest, ok := strings.CutPrefix(msg, prefix); ok {
-			return prefix + p.cleanErrorText(ue.Err, rest)
-		}
-	}
-	return p.cleanErrorText(err, msg)
-}
-
-func (p *HTTPProber) cleanErrorText(err error, msg string) string {
-	var dnsErr *net.DNSError
-	if p.dnsServer != "" && errors.As(err, &dnsErr) && dnsErr.Server != "" && dnsErr.Server != p.dnsServer {
-		// The Go resolver names the server of /etc/resolv.conf it meant
-		// to ask; NewResolver's Dial asked another one.
-		fixed := *dnsErr
-		fixed.Server = p.dnsServer
-		msg = strings.Replace(msg, dnsErr.Error(), fixed.Error(), 1)
-	}
-	msg = localAddrRE.ReplaceAllString(msg, "")
-	msg = streamIDRE.ReplaceAllString(msg, "")
-	msg = certTimeRE.ReplaceAllString(msg, "")
-	return msg
-}
-
-// redactURL returns u as net/http shows it in a *url.Error: with its
-// password, if any, replaced by "***".
-func redactURL(u *url.URL) string {
-	if _, has := u.User.Password(); has {
-		redacted := *u
-		redacted.User = url.UserPassword(u.User.Username(), "***")
-		return redacted.String()
-	}
-	return u.String()
-}
-
-// urlErrorOp is how net/http names a method in a *url.Error ("Get").
-func urlErrorOp(method string) string {
-	if method == "" {
-		return "Get"
-	}
-	return method[:1] + strings.ToLower(method[1:])
-}
-
-// NewResolver returns a resolver that sends every DNS query to server
-// (host:port), over UDP or TCP as the Go resolver chooses, instead of the
-// servers of /etc/resolv.conf (whose search domains and options still
-// apply). An empty server returns nil, which means the system resolver.
-// It backs the manager's --dns-server flag and lets tests use a loopback
-// DNS server (see the probetest package).
-func NewResolver(server string) *net.Resolver {
-	if server == "" {
-		return nil
-	}
-	return &net.Resolver{
-		PreferGo: true, // only the Go resolver honours Dial
-		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, server)
-		},
-	}
-}
-
-// BuildURL returns the absolute URL probed for a WebChecker's host and
-// path.
-//
-// host is "http://name[:port]", "https://name[:port]" or a bare
-// "name[:port]" (meaning http), optionally followed by "/"; name may be an
-// IPv6 address in brackets ("[::1]:8080"). It must not carry credentials,
-// another path, a query or a fragment. path must start with "/" and may
-// carry a query; empty means "/".
-//
-// For example ("example.com:8080", "/healthz?full=1") gives
-// "http://example.com:8080/healthz?full=1".
-func BuildURL(host, path string) (string, error) {
-	u, err := parseHost(host)
-	if err != nil {
-		return "", fmt.Errorf("build URL: invalid host %q: %w", host, err)
-	}
-	if err := setPath(u, path); err != nil {
-		return "", fmt.Errorf("build URL: invalid path %q: %w", path, err)
-	}
-	return u.String(), nil
-}
-
-func parseHost(host string) (*url.URL, error) {
-	if host == "" {
-		return nil, errors.New("empty")
-	}
-	raw := host
-	if !strings.Contains(host, "://") {
-		raw = "http://" + host
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return nil, err
-	}
-	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("unsupported scheme %q (expected http or https)", u.Scheme)
-	case u.Opaque != "" || u.Hostname() == "":
-		return nil, errors.New("missing host name")
-	case u.User != nil:
-		return nil, errors.New("credentials are not supported")
-	case u.RawQuery != "" || u.ForceQuery:
-		return nil, errors.New("a query belongs in the path")
-	case u.Fragment != "" || strings.Contains(host, "#"):
-		return nil, errors.New("fragments are not supported")
-	case u.Path != "" && u.Path != "/":
-		return nil, fmt.Errorf("unexpected path %q (the path is a separate field)", u.Path)
-	case strings.HasSuffix(u.Host, ":"):
-		return nil, errors.New("empty port")
-	}
-	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("invalid port %q", port)
-		}
-	}
-	return u, nil
-}
-
-func setPath(u *url.URL, path string) error {
-	if path == "" {
-		path = "/"
-	}
-	if !strings.HasPrefix(path, "/") {
-		return errors.New(`must start with "/"`)
-	}
-	if strings.HasPrefix(path, "//") {
-		return errors.New(`must not start with "//"`)
-	}
-	if strings.Contains(path, "#") {
-		return errors.New("fragments are not supported")
-	}
-	ref, err := url.Parse(path)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		return err
-	}
-	u.Path, u.RawPath = ref.Path, ref.RawPath
-	u.RawQuery, u.ForceQuery = escapeQuery(ref.RawQuery), ref.ForceQuery
-	return nil
-}
-
-// escapeQuery percent-encodes the bytes that url.Parse lets through in a
-// query but that may not appear in a request line (spaces, control
-// characters, non-ASCII bytes and "<>\^`{|}), which net/http would send as
-// they are and servers refuse with 400. Everything else is kept as written.
-func escapeQuery(q string) string {
-	const hex = "0123456789ABCDEF"
-	var b strings.Builder
-	for i := 0; i < len(q); i++ {
-		c := q[i]
-		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"<>\^`+"`{|}", c) >= 0 {
-			if b.Len() == 0 {
-				b.WriteString(q[:i])
-			}
-			b.WriteByte('%')
-			b.WriteByte(hex[c>>4])
-			b.WriteByte(hex[c&15])
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte(c)
-		}
-	}
-	if b.Len() == 0 {
-		return q
-	}
-	return b.String()
+	return checkTargetURL(rawURL)
 }

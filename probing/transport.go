@@ -111,3 +111,22 @@ func validFamily(f IPFamily) error {
 	}
 	return fmt.Errorf("invalid target: unknown IP family %q (expected IPv4, IPv6 or empty)", string(f))
 }
+
+// NewResolver returns a resolver that sends every DNS query to server
+// (host:port), over UDP or TCP as the Go resolver chooses, instead of the
+// servers of /etc/resolv.conf (whose search domains and options still
+// apply). An empty server returns nil, which means the system resolver.
+// It backs the manager's --dns-server flag and lets tests use a loopback
+// DNS server (see the probetest package).
+func NewResolver(server string) *net.Resolver {
+	if server == "" {
+		return nil
+	}
+	return &net.Resolver{
+		PreferGo: true, // only the Go resolver honours Dial
+		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, server)
+		},
+	}
+}

@@ -1,0 +1,159 @@
+package probing
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"net"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/networkio/webchecker/probing/egress"
+)
+
+// failure classifies the error of an HTTP probe. ctx is the caller's
+// context, probeCtx the one bounded by the target's timeout, req the request
+// that failed. The message starts with the method and URL that failed, as
+// net/http's *url.Error names them: after redirects, the last URL.
+func (p *HTTPProber) failure(ctx, probeCtx context.Context, t Target, req *http.Request, err error) Result {
+	op, failedURL, cause := urlErrorOp(req.Method), redactURL(req.URL), err
+	if ue, inner := unwrapURLError(err); ue != nil { // the client's own prefix names the failing URL
+		op, failedURL, cause = ue.Op, ue.URL, inner
+	}
+	prefix := op + " " + strconv.Quote(failedURL) + ": "
+
+	switch {
+	case ctx.Err() != nil:
+		return Result{Reason: ReasonTimeout, Message: prefix + "probe cancelled: " + ctx.Err().Error()}
+	case probeCtx.Err() != nil:
+		return Result{Reason: ReasonTimeout, Message: prefix + "timeout after " + t.Timeout.String()}
+	}
+
+	var redirectErr *tooManyRedirectsError
+	if errors.As(err, &redirectErr) {
+		return Result{
+			Reason:  ReasonTooManyRedirects,
+			Message: op + " " + strconv.Quote(redactURL(redirectErr.url)) + ": " + redirectErr.Error(),
+		}
+	}
+	return Result{Reason: classify(err), Message: prefix + stableErrorText(cause, p.dnsServer)}
+}
+
+// classify returns the Reason of an error met while connecting to or
+// talking with a server: ReasonEgressDenied, ReasonDNSFailed,
+// ReasonTLSError, ReasonTimeout or, for anything else, ReasonConnectionFailed.
+func classify(err error) Reason {
+	var (
+		deniedErr *egress.DeniedError
+		dnsErr    *net.DNSError
+		netErr    net.Error
+	)
+	switch {
+	case errors.As(err, &deniedErr):
+		return ReasonEgressDenied
+	case errors.As(err, &dnsErr):
+		return ReasonDNSFailed
+	case isTLSError(err):
+		return ReasonTLSError
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &netErr) && netErr.Timeout()):
+		return ReasonTimeout
+	default:
+		return ReasonConnectionFailed
+	}
+}
+
+// isTLSError reports whether err comes from the TLS handshake or from
+// certificate verification.
+func isTLSError(err error) bool {
+	var (
+		recordErr      tls.RecordHeaderError
+		verifyErr      *tls.CertificateVerificationError
+		alertErr       tls.AlertError
+		echErr         *tls.ECHRejectionError
+		unknownAuthErr x509.UnknownAuthorityError
+		hostnameErr    x509.HostnameError
+		invalidErr     x509.CertificateInvalidError
+		rootsErr       x509.SystemRootsError
+		opErr          *net.OpError
+	)
+	switch {
+	case errors.Is(err, http.ErrSchemeMismatch), // HTTPS request to an HTTP server
+		errors.As(err, &recordErr),
+		errors.As(err, &verifyErr),
+		errors.As(err, &alertErr),
+		errors.As(err, &echErr),
+		errors.As(err, &unknownAuthErr),
+		errors.As(err, &hostnameErr),
+		errors.As(err, &invalidErr),
+		errors.As(err, &rootsErr):
+		return true
+	case errors.As(err, &opErr) && opErr.Op == "remote error":
+		return true // an alert sent by the server (crypto/tls's unexported alert type)
+	}
+	// Most other handshake errors are plain errors whose text starts with
+	// "tls: " (for example "tls: handshake failure").
+	for _, e := range errorChain(err) {
+		if strings.HasPrefix(e.Error(), "tls: ") {
+			return true
+		}
+	}
+	return false
+}
+
+// errorChain returns err and every error it wraps, depth first (at most
+// about a hundred).
+func errorChain(err error) []error {
+	var chain []error
+	var walk func(error)
+	walk = func(e error) {
+		if e == nil || len(chain) > 100 {
+			return
+		}
+		chain = append(chain, e)
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, inner := range u.Unwrap() {
+				walk(inner)
+			}
+		}
+	}
+	walk(err)
+	return chain
+}
+
+// Parts of error texts that vary between identical failures.
+var (
+	// The local end of a connection, an ephemeral port: "read tcp
+	// 127.0.0.1:54321->127.0.0.1:8080: ..." becomes "read tcp
+	// 127.0.0.1:8080: ...".
+	localAddrRE = regexp.MustCompile(`(?:\[[0-9A-Fa-f:.]+(?:%[^\]\s]+)?\]|\d{1,3}(?:\.\d{1,3}){3}):\d+->`)
+	// HTTP/2 stream numbers grow on a reused connection.
+	streamIDRE = regexp.MustCompile(`stream ID \d+; `)
+	// x509 expiry errors carry the current time.
+	certTimeRE = regexp.MustCompile(`: current time \S+ is (?:after|before) \S+`)
+)
+
+// stableErrorText returns the text of err without the parts that change
+// between identical failures, so that a failure that persists keeps the
+// same Result message. dnsServer is the server the resolver really asks
+// (see NewResolver); empty for the system resolver.
+func stableErrorText(err error, dnsServer string) string {
+	msg := err.Error()
+	var dnsErr *net.DNSError
+	if dnsServer != "" && errors.As(err, &dnsErr) && dnsErr.Server != "" && dnsErr.Server != dnsServer {
+		// The Go resolver names the server of /etc/resolv.conf it meant
+		// to ask; NewResolver's Dial asked another one.
+		fixed := *dnsErr
+		fixed.Server = dnsServer
+		msg = strings.Replace(msg, dnsErr.Error(), fixed.Error(), 1)
+	}
+	msg = localAddrRE.ReplaceAllString(msg, "")
+	msg = streamIDRE.ReplaceAllString(msg, "")
+	msg = certTimeRE.ReplaceAllString(msg, "")
+	return msg
+}
