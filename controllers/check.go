@@ -3,7 +3,6 @@ package controllers
 import (
 	"crypto/tls"
 	"fmt"
-	"net/http"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -42,7 +41,7 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 	}
 	method := spec.Method
 	if method == "" {
-		method = http.MethodGet
+		method = webcheckerv1alpha1.DefaultMethod
 	}
 	interval, timeout := defaultInterval, defaultTimeout
 	if spec.Interval != nil {
@@ -77,7 +76,7 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 		target.IPFamily = probing.IPFamilyIPv6
 	}
 	if m := spec.BodyMatch; m != nil {
-		var maxBytes int64
+		maxBytes := webcheckerv1alpha1.DefaultMaxBodyBytes
 		if m.MaxBodyBytes != nil {
 			maxBytes = *m.MaxBodyBytes
 		}

@@ -80,12 +80,12 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			res := prober.Probe(t.Context(), probing.Target{URL: tc.url, Timeout: relaxedTimeout, FollowRedirects: true})
+			res := prober.Probe(t.Context(), probing.Target{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
 			assert.False(t, res.Success)
 			assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "%+v", res)
 			assert.Contains(t, res.Message, tc.wantContain)
 			assert.Contains(t, res.Message, "denied by policy")
-			again := prober.Probe(t.Context(), probing.Target{URL: tc.url, Timeout: relaxedTimeout, FollowRedirects: true})
+			again := prober.Probe(t.Context(), probing.Target{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
 			assert.True(t, res.SameOutcome(again), "stable message:\n%s\n%s", res.Message, again.Message)
 		})
 	}
@@ -94,7 +94,7 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 	// The same prober reaches allowed addresses, by address, by name and
 	// through a redirect.
 	for _, url := range []string{allowed.URL + "/", "http://allowed.test:" + allowedPort + "/", redirector.URL + "/to/allowed.test:" + allowedPort} {
-		res := prober.Probe(t.Context(), probing.Target{URL: url, Timeout: relaxedTimeout, FollowRedirects: true})
+		res := prober.Probe(t.Context(), probing.Target{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
 		assert.True(t, res.Success, "%s: %+v", url, res)
 	}
 	assert.EqualValues(t, 3, allowedHits.Load())
@@ -103,10 +103,10 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 	holed := newProber(t, dns, probing.HTTPProberOptions{Egress: egress.NewPolicy(egress.Options{
 		Deny: prefixes, Allow: []netip.Prefix{netip.MustParsePrefix(deniedAddr + "/32")}, DenyPrivate: true,
 	})})
-	res := holed.Probe(t.Context(), probing.Target{URL: "http://denied.test:" + deniedPort + "/", Timeout: relaxedTimeout})
+	res := holed.Probe(t.Context(), probing.Target{URL: "http://denied.test:" + deniedPort + "/", Method: http.MethodGet, Timeout: relaxedTimeout})
 	assert.True(t, res.Success, "%+v", res)
 	assert.EqualValues(t, 1, deniedHits.Load())
-	res = holed.Probe(t.Context(), probing.Target{URL: allowed.URL + "/", Timeout: relaxedTimeout})
+	res = holed.Probe(t.Context(), probing.Target{URL: allowed.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout})
 	assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "private networks denied: %+v", res)
 	assert.Contains(t, res.Message, "in denied range 127.0.0.0/8")
 }

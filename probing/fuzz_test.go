@@ -124,7 +124,7 @@ func FuzzProbePath(f *testing.F) {
 		mu.Lock()
 		lastHost, lastURI = "", ""
 		mu.Unlock()
-		res := prober.Probe(t.Context(), probing.Target{URL: built, Timeout: 5 * time.Second})
+		res := prober.Probe(t.Context(), probing.Target{URL: built, Method: http.MethodGet, Timeout: 5 * time.Second})
 		switch {
 		case res.Success:
 			mu.Lock()
@@ -202,19 +202,21 @@ func FuzzParseStatusCodes(f *testing.F) {
 
 // FuzzBodyMatch checks that NewBodyMatch never panics, accepts exactly
 // the RE2 expressions regexp accepts (within the length limit) with a
-// maxBytes in range, and keeps both.
+// maxBytes in [1, MaxBodyMatchBytes], and keeps both.
 func FuzzBodyMatch(f *testing.F) {
 	for _, pattern := range []string{
 		"ok", `"status":\s*"up"`, "(ok", "(?=ok)", `\p{Greek}+`, "a{1001}", "(a*)*$", "[[:alpha:]]", `\C`, "", "(?i)OK", strings.Repeat("x", 1025),
 	} {
+		f.Add(pattern, int64(1))
+		f.Add(pattern, int64(probing.MaxBodyMatchBytes))
 		f.Add(pattern, int64(0))
 		f.Add(pattern, int64(-1))
-		f.Add(pattern, int64(1<<20+1))
+		f.Add(pattern, int64(probing.MaxBodyMatchBytes+1))
 	}
 	f.Fuzz(func(t *testing.T, pattern string, maxBytes int64) {
 		m, err := probing.NewBodyMatch(pattern, false, maxBytes)
 		_, reErr := regexp.Compile(pattern)
-		inLimits := pattern != "" && len(pattern) <= probing.MaxBodyMatchPattern && maxBytes >= 0 && maxBytes <= probing.MaxBodyMatchBytes
+		inLimits := pattern != "" && len(pattern) <= probing.MaxBodyMatchPattern && maxBytes >= 1 && maxBytes <= probing.MaxBodyMatchBytes
 		if (err == nil) != (reErr == nil && inLimits) {
 			t.Fatalf("NewBodyMatch(%q, %d): error %v; regexp says %v, in limits %v", pattern, maxBytes, err, reErr, inLimits)
 		}

@@ -32,8 +32,10 @@ type HTTPProberOptions struct {
 	// DNSServer is the DNS server (host:port) that host names of targets are
 	// resolved with (see NewResolver). Empty means the system resolver.
 	DNSServer string
-	// BodyLimit is the number of response body bytes read at most; the rest
-	// of the body is discarded by closing the connection. Default 64 KiB.
+	// BodyLimit is the number of response body bytes read at most from a
+	// target without a BodyMatch (a BodyMatch reads its own MaxBytes); the
+	// rest of the body is discarded by closing the connection. Default
+	// 64 KiB.
 	BodyLimit int64
 	// MaxIdleConns bounds the idle keep-alive connections kept across all
 	// hosts. Default 256.
@@ -181,14 +183,17 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 }
 
 // Probe requests t.URL with t.Method and judges the final status code with
-// t.Accepts. t.Timeout bounds the whole exchange, including reading up to
-// BodyLimit bytes of the response body; the rest of the body is not read.
+// t.Accepts, then the body with t.BodyMatch, then the certificate expiry.
+// t.Timeout bounds the whole exchange, including reading up to BodyLimit
+// (or t.BodyMatch.MaxBytes) bytes of the response body; the rest of the
+// body is not read.
 //
-// Probe never panics: a target that cannot be probed (bad URL, scheme,
-// method or timeout) gives ReasonInvalidTarget. When ctx is cancelled or
-// expires before t.Timeout (the caller gave up, rather than the probe
-// timing out), the result has ReasonTimeout and a message that says the
-// probe was cancelled; callers that cancel usually discard it anyway.
+// Probe never panics and never guesses: a target that does not Validate,
+// or whose TLS settings do not work, gives ReasonInvalidTarget. When ctx
+// is cancelled or expires before t.Timeout (the caller gave up, rather than
+// the probe timing out), the result has ReasonTimeout and a message that
+// says the probe was cancelled; callers that cancel usually discard it
+// anyway.
 //
 // Result.Phases has the duration of every phase the exchange went through
 // (see PhaseTimings).
@@ -202,14 +207,7 @@ func (p *HTTPProber) Probe(ctx context.Context, t Target) Result {
 }
 
 func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
-	method := t.Method
-	if method == "" {
-		method = http.MethodGet
-	}
-	if err := validateTarget(t.URL, method, t.Timeout); err != nil {
-		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
-	}
-	if err := validFamily(t.IPFamily); err != nil {
+	if err := t.Validate(); err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
 	}
 	client, err := p.transports.client(keyOf(t))
@@ -219,7 +217,7 @@ func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 
 	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
-	req, err := p.newRequest(probeCtx, method, t)
+	req, err := p.newRequest(probeCtx, t)
 	if err != nil { // already validated; kept so that Probe cannot panic
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
 	}
@@ -248,7 +246,7 @@ func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 // newRequest builds the request of t: method, body, headers and
 // credentials, with the redirect policy and the names of the headers from
 // Secrets in its context (for checkRedirect).
-func (p *HTTPProber) newRequest(ctx context.Context, method string, t Target) (*http.Request, error) {
+func (p *HTTPProber) newRequest(ctx context.Context, t Target) (*http.Request, error) {
 	var sensitive []string
 	for _, h := range t.Headers {
 		if h.Sensitive {
@@ -266,7 +264,7 @@ func (p *HTTPProber) newRequest(ctx context.Context, method string, t Target) (*
 	if t.Body != "" {
 		body = strings.NewReader(t.Body) // replayed on 307/308 redirects
 	}
-	req, err := http.NewRequestWithContext(ctx, method, t.URL, body)
+	req, err := http.NewRequestWithContext(ctx, t.Method, t.URL, body)
 	if err != nil {
 		return nil, err
 	}
@@ -287,19 +285,15 @@ func (p *HTTPProber) newRequest(ctx context.Context, method string, t Target) (*
 	return req, nil
 }
 
-// readBody reads the response body up to its limit: the whole of what
-// match searches when there is a match, otherwise BodyLimit bytes that are
-// discarded (returning nil).
+// readBody reads the response body up to its limit: match.MaxBytes bytes,
+// returned for match to search, when there is a match, otherwise BodyLimit
+// bytes that are discarded (returning nil).
 func (p *HTTPProber) readBody(resp *http.Response, match *BodyMatch) ([]byte, error) {
 	if match == nil {
 		_, err := io.CopyN(io.Discard, resp.Body, p.opts.BodyLimit)
 		return nil, err
 	}
-	limit := match.MaxBytes
-	if limit <= 0 {
-		limit = p.opts.BodyLimit
-	}
-	return io.ReadAll(io.LimitReader(resp.Body, limit))
+	return io.ReadAll(io.LimitReader(resp.Body, match.MaxBytes))
 }
 
 // judge turns a complete response into a Result: the status code first,
@@ -346,18 +340,4 @@ func unexpectedStatusMessage(code int, expected []int) string {
 		codes[i] = strconv.Itoa(c)
 	}
 	return fmt.Sprintf("unexpected status code %d (expected one of %s)", code, strings.Join(codes, ", "))
-}
-
-// validateTarget reports why a target cannot be probed. Its messages never
-// contain the URL's password.
-func validateTarget(rawURL, method string, timeout time.Duration) error {
-	switch method {
-	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodOptions:
-	default:
-		return fmt.Errorf("invalid target: unsupported method %q (expected GET, HEAD, POST, PUT or OPTIONS)", method)
-	}
-	if timeout <= 0 {
-		return fmt.Errorf("invalid target: timeout %v is not positive", timeout)
-	}
-	return checkTargetURL(rawURL)
 }

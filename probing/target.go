@@ -2,23 +2,28 @@ package probing
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"net/http"
 	"regexp"
 	"slices"
 	"time"
 )
 
-// Target describes what to probe and how to judge the answer.
+// Target describes what to probe and how to judge the answer. It holds
+// resolved values: the prober applies no defaults, and a Target that does
+// not Validate is not probed (see ReasonInvalidTarget).
 type Target struct {
 	// URL is the absolute http or https URL to request (see BuildURL).
 	URL string
-	// Method is the HTTP method, GET or HEAD.
+	// Method is the HTTP method: GET, HEAD, POST, PUT or OPTIONS. Required.
 	Method string
 	// Timeout bounds the whole probe: resolution, connection, TLS, request,
-	// and reading the (size-limited) response body.
+	// and reading the (size-limited) response body. It must be positive.
 	Timeout time.Duration
-	// ExpectedStatusCodes lists the accepted final status codes. When empty,
-	// any 2xx or 3xx code is accepted.
+	// ExpectedStatusCodes lists the accepted final status codes, each
+	// between MinStatusCode and MaxStatusCode. When empty, any 2xx or 3xx
+	// code is accepted.
 	ExpectedStatusCodes []int
 	// FollowRedirects makes the prober follow up to MaxRedirects redirects.
 	// When false the first response, redirect or not, is judged.
@@ -38,10 +43,64 @@ type Target struct {
 	TLS TLSOptions
 	// CertExpiryWarning makes a successful https probe fail with
 	// ReasonCertificateExpiring when the served chain expires sooner than
-	// this. Zero turns the check off.
+	// this. Zero (or less) turns the check off.
 	CertExpiryWarning time.Duration
 	// IPFamily restricts the addresses connected to; IPFamilyAny uses both.
 	IPFamily IPFamily
+}
+
+// methods are the HTTP methods a Target may use, expectedMethods the same
+// in messages.
+var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodOptions}
+
+const expectedMethods = "expected GET, HEAD, POST, PUT or OPTIONS"
+
+// Validate reports why t cannot be probed: a URL that is not an absolute
+// http or https URL with a host, a method other than GET, HEAD, POST, PUT
+// and OPTIONS, a timeout that is not positive, a status code out of range,
+// an unknown IP family, or a body match without a regular expression or
+// with MaxBytes outside [1, MaxBodyMatchBytes]. It resolves nothing: an
+// empty Method is an error, not GET. The CA bundle (TLS.RootCAs) is
+// checked when a prober first builds a client for it. Messages start with
+// "invalid target" and never contain the URL's password.
+func (t Target) Validate() error {
+	if err := t.validate(); err != nil {
+		return fmt.Errorf("invalid target: %w", err)
+	}
+	return nil
+}
+
+func (t Target) validate() error {
+	if err := checkTargetURL(t.URL); err != nil {
+		return err
+	}
+	switch {
+	case t.Method == "":
+		return errors.New("missing method (" + expectedMethods + ")")
+	case !slices.Contains(methods, t.Method):
+		return fmt.Errorf("unsupported method %q (%s)", t.Method, expectedMethods)
+	case t.Timeout <= 0:
+		return fmt.Errorf("timeout %v is not positive", t.Timeout)
+	}
+	for _, c := range t.ExpectedStatusCodes {
+		if err := checkStatusCode(c); err != nil {
+			return fmt.Errorf("expected status codes: %w", err)
+		}
+	}
+	switch t.IPFamily {
+	case IPFamilyAny, IPFamilyIPv4, IPFamilyIPv6:
+	default:
+		return fmt.Errorf("unknown IP family %q (expected IPv4, IPv6 or empty)", string(t.IPFamily))
+	}
+	if m := t.BodyMatch; m != nil {
+		if m.Regexp == nil {
+			return errors.New("body match without a regular expression")
+		}
+		if err := checkMaxBodyBytes(m.MaxBytes); err != nil {
+			return fmt.Errorf("body match: %w", err)
+		}
+	}
+	return nil
 }
 
 // Limits of the options parsed by ParseStatusCodes and NewBodyMatch, the
@@ -59,8 +118,8 @@ const (
 func ParseStatusCodes(codes []int32) ([]int, error) {
 	out := make([]int, 0, len(codes))
 	for _, c := range codes {
-		if c < MinStatusCode || c > MaxStatusCode {
-			return nil, fmt.Errorf("status code %d is not between %d and %d", c, MinStatusCode, MaxStatusCode)
+		if err := checkStatusCode(int(c)); err != nil {
+			return nil, err
 		}
 		out = append(out, int(c))
 	}
@@ -68,22 +127,38 @@ func ParseStatusCodes(codes []int32) ([]int, error) {
 	return slices.Compact(out), nil
 }
 
+func checkStatusCode(c int) error {
+	if c < MinStatusCode || c > MaxStatusCode {
+		return fmt.Errorf("status code %d is not between %d and %d", c, MinStatusCode, MaxStatusCode)
+	}
+	return nil
+}
+
 // NewBodyMatch compiles an RE2 regular expression (Go syntax) into a
-// BodyMatch reading at most maxBytes (0 means the prober's BodyLimit).
+// BodyMatch reading at most maxBytes, which must be between 1 and
+// MaxBodyMatchBytes: the caller resolves a default, NewBodyMatch does not.
 func NewBodyMatch(pattern string, invert bool, maxBytes int64) (*BodyMatch, error) {
 	switch {
 	case pattern == "":
-		return nil, fmt.Errorf("empty regular expression")
+		return nil, errors.New("empty regular expression")
 	case len(pattern) > MaxBodyMatchPattern:
 		return nil, fmt.Errorf("regular expression longer than %d bytes", MaxBodyMatchPattern)
-	case maxBytes < 0 || maxBytes > MaxBodyMatchBytes:
-		return nil, fmt.Errorf("maxBodyBytes %d is not between 1 and %d", maxBytes, MaxBodyMatchBytes)
+	}
+	if err := checkMaxBodyBytes(maxBytes); err != nil {
+		return nil, err
 	}
 	re, err := regexp.Compile(pattern)
 	if err != nil {
 		return nil, err
 	}
 	return &BodyMatch{Regexp: re, Invert: invert, MaxBytes: maxBytes}, nil
+}
+
+func checkMaxBodyBytes(n int64) error {
+	if n < 1 || n > MaxBodyMatchBytes {
+		return fmt.Errorf("maxBodyBytes %d is not between 1 and %d", n, MaxBodyMatchBytes)
+	}
+	return nil
 }
 
 // Header is one request header. Its value may come from a Secret: it is a
@@ -108,8 +183,9 @@ type BodyMatch struct {
 	// Invert, must not).
 	Regexp *regexp.Regexp
 	Invert bool
-	// MaxBytes is how much of the body is read and searched at most; zero
-	// means the prober's BodyLimit.
+	// MaxBytes is how much of the body is read and searched at most,
+	// between 1 and MaxBodyMatchBytes (the prober's BodyLimit does not
+	// apply).
 	MaxBytes int64
 }
 

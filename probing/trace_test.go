@@ -81,7 +81,7 @@ func TestHTTPProberPhases(t *testing.T) {
 			// A prober of its own: a kept-alive connection of another case
 			// would hide the connect phase.
 			prober := newProber(t, dns, probing.HTTPProberOptions{})
-			res := prober.Probe(t.Context(), probing.Target{URL: tc.url, Timeout: relaxedTimeout, FollowRedirects: true})
+			res := prober.Probe(t.Context(), probing.Target{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
 			assert.ElementsMatch(t, tc.wantPhases, slices.Collect(maps.Keys(res.Phases)), "%+v", res)
 			var sum time.Duration
 			for phase, d := range res.Phases {
@@ -104,11 +104,11 @@ func TestHTTPProberPhasesKeepAlive(t *testing.T) {
 	prober := newProber(t, dns, probing.HTTPProberOptions{})
 	srv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }))
 
-	first := prober.Probe(t.Context(), probing.Target{URL: byName(t, srv) + "/", Timeout: relaxedTimeout})
+	first := prober.Probe(t.Context(), probing.Target{URL: byName(t, srv) + "/", Method: http.MethodGet, Timeout: relaxedTimeout})
 	require.True(t, first.Success, "%+v", first)
 	require.Contains(t, first.Phases, probing.PhaseConnect)
 
-	second := prober.Probe(t.Context(), probing.Target{URL: byName(t, srv) + "/", Timeout: relaxedTimeout})
+	second := prober.Probe(t.Context(), probing.Target{URL: byName(t, srv) + "/", Method: http.MethodGet, Timeout: relaxedTimeout})
 	require.True(t, second.Success, "%+v", second)
 	assert.ElementsMatch(t, []probing.Phase{probing.PhaseProcessing, probing.PhaseTransfer}, slices.Collect(maps.Keys(second.Phases)))
 }

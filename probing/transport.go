@@ -2,7 +2,6 @@ package probing
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -101,15 +100,6 @@ func familyDialer(dial func(ctx context.Context, network, addr string) (net.Conn
 		}
 		return dial(ctx, network, addr)
 	}
-}
-
-// validFamily reports an unknown IPFamily.
-func validFamily(f IPFamily) error {
-	switch f {
-	case IPFamilyAny, IPFamilyIPv4, IPFamilyIPv6:
-		return nil
-	}
-	return fmt.Errorf("invalid target: unknown IP family %q (expected IPv4, IPv6 or empty)", string(f))
 }
 
 // NewResolver returns a resolver that sends every DNS query to server

@@ -124,17 +124,17 @@ func escapeQuery(q string) string {
 // URL's password.
 func checkTargetURL(rawURL string) error {
 	if rawURL == "" {
-		return errors.New("invalid target: empty URL")
+		return errors.New("empty URL")
 	}
 	u, err := parseURL(rawURL)
 	if err != nil {
-		return fmt.Errorf("invalid target URL: %w", err)
+		return fmt.Errorf("URL: %w", err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("invalid target URL %q: unsupported scheme %q (expected http or https)", u.Redacted(), u.Scheme)
+		return fmt.Errorf("URL %q: unsupported scheme %q (expected http or https)", u.Redacted(), u.Scheme)
 	}
 	if u.Hostname() == "" {
-		return fmt.Errorf("invalid target URL %q: missing host", u.Redacted())
+		return fmt.Errorf("URL %q: missing host", u.Redacted())
 	}
 	return nil
 }

@@ -1,0 +1,138 @@
+package probing_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/networkio/webchecker/probing"
+)
+
+// Failures: each must get its Reason and a message that names what failed
+// and stays the same while the failure does.
+
+func TestHTTPProberFailures(t *testing.T) {
+	t.Parallel()
+	dns := newDNS(t)
+	prober := newProber(t, dns, probing.HTTPProberOptions{})
+	srv := probeServer(t)
+	refused := "http://" + closedPort(t) + "/"
+
+	runProbeCases(t, prober, map[string]probeCase{
+		"body cut short": {
+			url:        srv.URL + "/truncated",
+			wantReason: probing.ReasonConnectionFailed, wantCode: 200,
+			wantMessage: `Get "` + srv.URL + `/truncated": read response body: unexpected EOF`,
+		},
+		"connection refused": {
+			url:         refused,
+			wantReason:  probing.ReasonConnectionFailed,
+			wantMessage: `Get "` + refused + `": dial tcp ` + strings.TrimSuffix(strings.TrimPrefix(refused, "http://"), "/") + `: connect: connection refused`,
+		},
+		"unresolvable host": {
+			url:         "http://badnews.me/",
+			wantReason:  probing.ReasonDNSFailed,
+			wantMessage: `Get "http://badnews.me/": dial tcp: lookup badnews.me on ` + dns.Addr() + `: no such host`,
+		},
+	})
+}
+
+func TestHTTPProberTLSErrors(t *testing.T) {
+	t.Parallel()
+	dns := newDNS(t)
+	prober := newProber(t, dns, probing.HTTPProberOptions{})
+
+	tlsSrv := startTLSServer(t, nil, 0)
+	plainSrv := startServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+
+	tests := map[string]struct {
+		url         string
+		wantContain string
+	}{
+		"untrusted certificate": {
+			url:         tlsSrv.URL + "/",
+			wantContain: "x509: certificate signed by unknown authority",
+		},
+		"untrusted certificate by name": {
+			url:         byName(t, tlsSrv) + "/",
+			wantContain: "x509: certificate",
+		},
+		"HTTPS to an HTTP server": {
+			url:         "https://" + plainSrv.Listener.Addr().String() + "/",
+			wantContain: "server gave HTTP response to HTTPS client",
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			res := prober.Probe(t.Context(), probing.Target{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout})
+			assert.False(t, res.Success)
+			assert.Equal(t, probing.ReasonTLSError, res.Reason, "%+v", res)
+			assert.Zero(t, res.StatusCode)
+			assert.Contains(t, res.Message, tc.wantContain)
+			assert.True(t, strings.HasPrefix(res.Message, `Get "`+tc.url+`": `), res.Message)
+		})
+	}
+}
+
+// An unchanged failure must give the same message every time.
+func TestHTTPProberStableMessages(t *testing.T) {
+	t.Parallel()
+	dns := newDNS(t)
+	prober := newProber(t, dns, probing.HTTPProberOptions{})
+
+	slow := startServer(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		untilDone(r, 30*time.Second)
+	}))
+	loop := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.Path, http.StatusFound)
+	}))
+	tlsSrv := startTLSServer(t, nil, 0)
+
+	tests := map[string]struct {
+		target     probing.Target
+		wantReason probing.Reason
+	}{
+		"connection refused": {
+			target:     probing.Target{URL: "http://" + closedPort(t) + "/", Method: http.MethodGet, Timeout: relaxedTimeout},
+			wantReason: probing.ReasonConnectionFailed,
+		},
+		"connection reset": {
+			target:     probing.Target{URL: resetServer(t), Method: http.MethodGet, Timeout: relaxedTimeout},
+			wantReason: probing.ReasonConnectionFailed,
+		},
+		"unresolvable host": {
+			target:     probing.Target{URL: "http://badnews.me/", Method: http.MethodGet, Timeout: relaxedTimeout},
+			wantReason: probing.ReasonDNSFailed,
+		},
+		"timeout": {
+			target:     probing.Target{URL: byName(t, slow) + "/", Method: http.MethodGet, Timeout: 200 * time.Millisecond},
+			wantReason: probing.ReasonTimeout,
+		},
+		"untrusted certificate": {
+			target:     probing.Target{URL: tlsSrv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout},
+			wantReason: probing.ReasonTLSError,
+		},
+		"redirect loop": {
+			target:     probing.Target{URL: loop.URL + "/a", Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true},
+			wantReason: probing.ReasonTooManyRedirects,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			first := prober.Probe(t.Context(), tc.target)
+			second := prober.Probe(t.Context(), tc.target)
+			t.Logf("message: %s", first.Message)
+			assert.Equal(t, tc.wantReason, first.Reason, "%+v", first)
+			assert.Equal(t, first.Message, second.Message)
+			assert.True(t, first.SameOutcome(second), "%+v\n%+v", first, second)
+			// No ephemeral local port ("127.0.0.1:54321->").
+			assert.NotRegexp(t, `:\d+->`, first.Message)
+			assert.NotContains(t, first.Message, "Client.Timeout")
+		})
+	}
+}
