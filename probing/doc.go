@@ -2,7 +2,9 @@
 // outcome.
 //
 // A Target is the fully resolved description of one check (URL, method,
-// timeout, accepted status codes, redirect policy). A Prober turns a Target
+// timeout, accepted status codes, redirect policy, ...): the caller resolves
+// every default, and a Target that does not pass Target.Validate is
+// reported as ReasonInvalidTarget, never guessed at. A Prober turns a Target
 // into a typed Result that keeps the failure class (Reason) next to a human
 // readable Message, so that callers never have to parse error strings. The
 // HTTP prober also reports how long each phase of the exchange took

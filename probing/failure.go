@@ -39,7 +39,7 @@ func (p *HTTPProber) failure(ctx, probeCtx context.Context, t Target, req *http.
 			Message: op + " " + strconv.Quote(redactURL(redirectErr.url)) + ": " + redirectErr.Error(),
 		}
 	}
-	return Result{Reason: classify(err), Message: prefix + stableErrorText(cause, p.dnsServer)}
+	return Result{Reason: classify(err), Message: prefix + stableErrorText(cause, p.opts.DNSServer)}
 }
 
 // classify returns the Reason of an error met while connecting to or

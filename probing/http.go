@@ -38,7 +38,7 @@ type HTTPProberOptions struct {
 	// 64 KiB.
 	BodyLimit int64
 	// MaxIdleConns bounds the idle keep-alive connections kept across all
-	// hosts. Default 256.
+	// hosts, per transport (see HTTPProber). Default 256.
 	MaxIdleConns int
 	// MaxIdleConnsPerHost bounds the idle keep-alive connections kept per
 	// host. Default 2.
@@ -75,9 +75,10 @@ func (o HTTPProberOptions) withDefaults() HTTPProberOptions {
 	return o
 }
 
-// HTTPProber probes HTTP and HTTPS targets. All probes share one
-// http.Transport, so that connections to the same server are kept alive
-// and reused between probes. It is safe for concurrent use.
+// HTTPProber probes HTTP and HTTPS targets. Probes of targets with the same
+// TLS settings and IP family share one http.Transport, so that connections
+// to the same server are kept alive and reused between probes. It is safe
+// for concurrent use.
 //
 // Probes always connect directly to the target: proxy settings from the
 // environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) are ignored, because a
@@ -88,11 +89,8 @@ func (o HTTPProberOptions) withDefaults() HTTPProberOptions {
 // their own (see transportKey), so that a connection set up for one target
 // is never reused for another that would not accept it.
 type HTTPProber struct {
-	opts       HTTPProberOptions
+	opts       HTTPProberOptions // with defaults
 	transports *transports
-	// dnsServer is HTTPProberOptions.DNSServer: the server the resolver
-	// really asks.
-	dnsServer string
 }
 
 var _ Prober = (*HTTPProber)(nil)
@@ -139,7 +137,6 @@ func NewHTTPProber(opts HTTPProberOptions) *HTTPProber {
 			idleTimeout:  opts.IdleConnTimeout,
 			clients:      map[transportKey]*pooledClient{},
 		},
-		dnsServer: opts.DNSServer,
 	}
 }
 
@@ -166,6 +163,9 @@ func (e *tooManyRedirectsError) Error() string {
 	return fmt.Sprintf("stopped after %d redirects", MaxRedirects)
 }
 
+// checkRedirect is the redirect policy of every client: it follows
+// redirects only when the probe asks for it, at most MaxRedirects of them,
+// and drops the headers from Secrets on the way to another host.
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	if follow, _ := req.Context().Value(followRedirectsKey{}).(bool); !follow {
 		return http.ErrUseLastResponse

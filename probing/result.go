@@ -10,14 +10,17 @@ import (
 type Reason string
 
 const (
-	// ReasonSucceeded means the server answered with an accepted status code.
+	// ReasonSucceeded means the server answered with an accepted status
+	// code, the body matched the body check (if any) and the certificate
+	// chain (if any) does not expire within the warning period.
 	ReasonSucceeded Reason = "ProbeSucceeded"
 	// ReasonDNSFailed means the host name could not be resolved.
 	ReasonDNSFailed Reason = "DNSFailed"
 	// ReasonConnectionFailed means no connection could be made or it broke
 	// (refused, reset, unreachable, protocol error).
 	ReasonConnectionFailed Reason = "ConnectionFailed"
-	// ReasonTimeout means the probe did not complete within its timeout.
+	// ReasonTimeout means the probe did not complete within its timeout, or
+	// was cancelled by its caller before (the message says which).
 	ReasonTimeout Reason = "Timeout"
 	// ReasonTLSError means the TLS handshake or certificate verification failed.
 	ReasonTLSError Reason = "TLSError"
@@ -26,9 +29,11 @@ const (
 	ReasonUnexpectedStatus Reason = "UnexpectedStatus"
 	// ReasonTooManyRedirects means the redirect limit was reached.
 	ReasonTooManyRedirects Reason = "TooManyRedirects"
-	// ReasonInvalidTarget means the target cannot be probed at all (for
-	// example a URL that does not parse). The API server's validation makes
-	// this rare; it is reported rather than crashing.
+	// ReasonInvalidTarget means the target cannot be probed at all: it does
+	// not pass Target.Validate (for example a URL that does not parse, or a
+	// value left unresolved), or its TLS settings do not work. The API
+	// server's validation makes this rare; it is reported rather than
+	// crashing or guessing.
 	ReasonInvalidTarget Reason = "InvalidTarget"
 	// ReasonBodyMismatch means the response body did not match the body
 	// check (or, inverted, matched it).
@@ -41,10 +46,12 @@ const (
 	// address the target (or a redirect) resolved to.
 	ReasonEgressDenied Reason = "EgressDenied"
 	// ReasonSecretUnavailable means a Secret (or key) the checker refers to
-	// cannot be read, so the probe is not run.
+	// cannot be read, so the probe is not run. A Prober never returns it:
+	// the caller that reads the Secrets does.
 	ReasonSecretUnavailable Reason = "SecretUnavailable"
 	// ReasonSecretAccessDisabled means the checker refers to a Secret but
-	// the operator runs with Secret access turned off.
+	// the operator runs with Secret access turned off, so the probe is not
+	// run. A Prober never returns it either.
 	ReasonSecretAccessDisabled Reason = "SecretAccessDisabled"
 )
 
@@ -53,12 +60,19 @@ const ReadyMessage = "WebChecker is ready"
 
 // Result is the outcome of one probe.
 type Result struct {
-	// Success is true when the server answered with an accepted status code.
+	// Success is true when every check passed: the status code, the body
+	// match and the certificate expiry (see ReasonSucceeded).
 	Success bool
-	// Reason classifies the outcome; ReasonSucceeded when Success is true.
+	// Reason classifies the outcome: ReasonSucceeded when Success is true;
+	// otherwise one of ReasonDNSFailed, ReasonConnectionFailed,
+	// ReasonTimeout, ReasonTLSError, ReasonUnexpectedStatus,
+	// ReasonTooManyRedirects, ReasonInvalidTarget, ReasonBodyMismatch,
+	// ReasonCertificateExpiring or ReasonEgressDenied from a Prober, or
+	// ReasonSecretUnavailable or ReasonSecretAccessDisabled from a caller
+	// that did not probe.
 	Reason Reason
 	// Message is a human readable description: ReadyMessage on success,
-	// otherwise the error text. It is stable across repeated identical
+	// otherwise what failed. It is stable across repeated identical
 	// failures (no durations, no ephemeral ports), so that an unchanged
 	// failure does not look like a change.
 	Message string
