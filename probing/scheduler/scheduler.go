@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"container/heap"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -152,7 +151,7 @@ type Scheduler struct {
 	rand      func(n int64) int64
 
 	sem     *semaphore.Weighted
-	wake    chan struct{} // buffered 1: "the earliest due time may have moved"
+	wake    wakeup
 	started atomic.Bool
 
 	mu      sync.Mutex
@@ -160,51 +159,6 @@ type Scheduler struct {
 	flights map[types.NamespacedName]*flight // probes in flight, by key
 	queue   dueQueue
 	lastRev uint64
-}
-
-// entry is the state of one check. It is replaced, not mutated, when the
-// check changes, so that a new revision starts from a clean state.
-type entry struct {
-	check    Check
-	interval time.Duration // effective, > 0
-	rev      uint64
-	// parked is set when the check came due while a cancelled probe of an
-	// older revision was still running; that probe's worker re-queues it.
-	parked     bool
-	outcome    Outcome
-	hasOutcome bool
-	// counts is carried over from the entry this one replaced.
-	counts ProbeCounts
-}
-
-// flight is a probe in flight.
-type flight struct {
-	rev    uint64 // revision of the check the probe was started for
-	cancel context.CancelFunc
-}
-
-// item is one element of the due-time heap. It is stale when its key is gone
-// or its revision is no longer the check's current revision.
-type item struct {
-	due time.Time
-	key types.NamespacedName
-	rev uint64
-}
-
-// dueQueue is a min-heap of items by due time, for container/heap.
-type dueQueue []item
-
-func (q dueQueue) Len() int           { return len(q) }
-func (q dueQueue) Less(i, j int) bool { return q[i].due.Before(q[j].due) }
-func (q dueQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *dueQueue) Push(x any)        { *q = append(*q, x.(item)) }
-func (q *dueQueue) Pop() any {
-	old := *q
-	n := len(old) - 1
-	it := old[n]
-	old[n] = item{}
-	*q = old[:n]
-	return it
 }
 
 // New validates opts, applies the defaults and returns a Scheduler that is
@@ -242,7 +196,7 @@ func New(opts Options) (*Scheduler, error) {
 		log:       opts.Logger,
 		rand:      opts.Rand,
 		sem:       semaphore.NewWeighted(int64(opts.Workers)),
-		wake:      make(chan struct{}, 1),
+		wake:      make(wakeup, 1),
 		checks:    map[types.NamespacedName]*entry{},
 		flights:   map[types.NamespacedName]*flight{},
 	}, nil
@@ -275,10 +229,8 @@ func (s *Scheduler) Upsert(c Check) {
 	}
 	s.checks[c.Key] = e
 	due := s.clock.Now().Add(s.jitterLocked(interval))
-	earlier := len(s.queue) == 0 || due.Before(s.queue[0].due)
-	heap.Push(&s.queue, item{due: due, key: c.Key, rev: e.rev})
-	if earlier {
-		s.signalLocked()
+	if s.queue.push(due, c.Key, e.rev) {
+		s.wake.signal()
 	}
 	s.mu.Unlock()
 
@@ -370,26 +322,6 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	return nil
 }
 
-// signalLocked wakes the dispatcher without blocking. It is called with the
-// lock held and the dispatcher drains the wake channel with the lock held
-// (see drainWakeLocked), so a pending wake-up always means "changed since
-// the dispatcher last looked", never a stale one.
-func (s *Scheduler) signalLocked() {
-	select {
-	case s.wake <- struct{}{}:
-	default:
-	}
-}
-
-// drainWakeLocked discards a pending wake-up: the dispatcher is about to
-// read the state that the wake-up was about.
-func (s *Scheduler) drainWakeLocked() {
-	select {
-	case <-s.wake:
-	default:
-	}
-}
-
 // jitterLocked returns the delay before the first probe of a check.
 func (s *Scheduler) jitterLocked(interval time.Duration) time.Duration {
 	bound := min(s.jitter, interval/4)
@@ -399,227 +331,7 @@ func (s *Scheduler) jitterLocked(interval time.Duration) time.Duration {
 	return time.Duration(min(max(s.rand(int64(bound)), 0), int64(bound)-1))
 }
 
-// nextDue returns the due time of the turn after the one due at due: one
-// interval later, or, if that has already passed, one interval from now.
-func nextDue(due time.Time, interval time.Duration, now time.Time) time.Time {
-	next := due.Add(interval)
-	if !next.After(now) {
-		next = now.Add(interval)
-	}
-	return next
-}
-
 // owns reports whether this replica probes key. Called without the lock.
 func (s *Scheduler) owns(key types.NamespacedName) bool {
 	return s.ownership == nil || s.ownership.Owns(key)
-}
-
-// step is what the dispatcher has to do next, as found by nextStepLocked.
-type step int
-
-const (
-	stepIdle     step = iota // nothing queued: wait for a wake-up
-	stepWait                 // earliest item is in the future: wait until then
-	stepDispatch             // an item is due: probe it
-	stepSkipped              // an item was due but its previous probe still runs: turn skipped
-)
-
-// job is a due check the dispatcher is about to probe. While the dispatcher
-// holds a job, the check has no current item in the heap.
-type job struct {
-	key types.NamespacedName
-	rev uint64
-	due time.Time
-}
-
-// nextStepLocked drops stale items from the top of the heap and returns the
-// next thing to do. For stepWait it returns the delay; for stepDispatch the
-// popped job; for stepSkipped the skipped job and the next due time.
-func (s *Scheduler) nextStepLocked(now time.Time) (st step, j job, wait time.Duration, next time.Time) {
-	for len(s.queue) > 0 {
-		top := s.queue[0]
-		e := s.checks[top.key]
-		if e == nil || e.rev != top.rev {
-			heap.Pop(&s.queue) // stale
-			continue
-		}
-		if top.due.After(now) {
-			return stepWait, job{}, top.due.Sub(now), time.Time{}
-		}
-		heap.Pop(&s.queue)
-		j = job{key: top.key, rev: top.rev, due: top.due}
-		if f := s.flights[top.key]; f != nil {
-			if f.rev != e.rev {
-				// A cancelled probe of an older revision is still winding
-				// down; its worker re-queues this check when it returns.
-				e.parked = true
-				continue
-			}
-			next = nextDue(top.due, e.interval, now)
-			heap.Push(&s.queue, item{due: next, key: top.key, rev: top.rev})
-			return stepSkipped, j, 0, next
-		}
-		return stepDispatch, j, 0, time.Time{}
-	}
-	return stepIdle, job{}, 0, time.Time{}
-}
-
-// requeue schedules the turn after j if j's revision is still current; it is
-// used for turns that were not probed.
-func (s *Scheduler) requeue(j job) time.Time {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.checks[j.key]
-	if e == nil || e.rev != j.rev {
-		return time.Time{} // removed or changed; the new revision has its own item
-	}
-	next := nextDue(j.due, e.interval, s.clock.Now())
-	heap.Push(&s.queue, item{due: next, key: j.key, rev: j.rev})
-	return next
-}
-
-// dispatch is the dispatcher loop. It returns when ctx is done.
-func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
-	for ctx.Err() == nil {
-		s.mu.Lock()
-		s.drainWakeLocked()
-		st, j, wait, next := s.nextStepLocked(s.clock.Now())
-		s.mu.Unlock()
-
-		switch st {
-		case stepIdle:
-			s.sleep(ctx, 0, false)
-		case stepWait:
-			s.sleep(ctx, wait, true)
-		case stepSkipped:
-			s.log.V(1).Info("Skipping probe, previous probe still running", "checker", j.key, "due", j.due, "next", next)
-		case stepDispatch:
-			if !s.owns(j.key) {
-				s.skipNotOwned(j)
-				continue
-			}
-			if err := s.sem.Acquire(ctx, 1); err != nil {
-				return // ctx done
-			}
-			// Acquiring may have taken long: ask again right before probing.
-			if !s.owns(j.key) {
-				s.sem.Release(1)
-				s.skipNotOwned(j)
-				continue
-			}
-			p, ok := s.startLocking(ctx, j)
-			if !ok {
-				s.sem.Release(1)
-				continue
-			}
-			wg.Go(func() {
-				defer s.sem.Release(1)
-				s.probe(ctx, p)
-			})
-		}
-	}
-}
-
-// skipNotOwned reschedules a due job that this replica does not own.
-func (s *Scheduler) skipNotOwned(j job) {
-	next := s.requeue(j)
-	s.log.V(1).Info("Skipping probe, checker not owned", "checker", j.key, "due", j.due, "next", next)
-}
-
-// sleep blocks until ctx is done, the dispatcher is woken, or, if timed,
-// wait has passed on the scheduler clock.
-func (s *Scheduler) sleep(ctx context.Context, wait time.Duration, timed bool) {
-	var fired <-chan time.Time
-	if timed {
-		t := s.clock.NewTimer(wait)
-		defer t.Stop()
-		fired = t.C()
-	}
-	select {
-	case <-ctx.Done():
-	case <-s.wake:
-	case <-fired:
-	}
-}
-
-// probeJob is a started probe handed to a worker.
-type probeJob struct {
-	ctx    context.Context
-	flight *flight
-	check  Check
-	due    time.Time
-}
-
-// startLocking registers the probe of j as in flight and schedules the next
-// turn. It returns false if the check was removed or changed while the
-// dispatcher waited for a worker slot.
-func (s *Scheduler) startLocking(ctx context.Context, j job) (probeJob, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	e := s.checks[j.key]
-	if e == nil || e.rev != j.rev {
-		return probeJob{}, false
-	}
-	// Only the dispatcher starts probes, and nextStepLocked saw no flight
-	// for this key, so there is none now.
-	next := nextDue(j.due, e.interval, s.clock.Now())
-	heap.Push(&s.queue, item{due: next, key: j.key, rev: j.rev})
-	pctx, cancel := context.WithCancel(ctx)
-	f := &flight{rev: j.rev, cancel: cancel}
-	s.flights[j.key] = f
-	return probeJob{ctx: pctx, flight: f, check: e.check, due: j.due}, true
-}
-
-// probe runs on a worker: it probes, stores the Outcome if the check is
-// still at the revision the probe was started for, and notifies a change.
-// ctx is the Start context.
-func (s *Scheduler) probe(ctx context.Context, p probeJob) {
-	defer p.flight.cancel()
-	key := p.check.Key
-	s.log.V(1).Info("Probing", "checker", key, "generation", p.check.Generation, "due", p.due)
-	if s.observer != nil {
-		s.observer.ProbeStarted(key, max(s.clock.Since(p.due), 0))
-	}
-
-	res := s.prober.Probe(p.ctx, p.check.Target)
-
-	out := Outcome{Key: key, Generation: p.check.Generation, Result: res}
-	var stored, changed bool
-	s.mu.Lock()
-	out.Time = s.clock.Now()
-	if s.flights[key] == p.flight {
-		delete(s.flights, key)
-	}
-	e := s.checks[key]
-	switch {
-	case e == nil:
-		// Removed while probing: discard.
-	case e.rev == p.flight.rev:
-		if p.ctx.Err() == nil { // not cancelled by shutdown
-			changed = out.changedFrom(e.outcome, e.hasOutcome)
-			e.outcome, e.hasOutcome = out, true
-			if res.Success {
-				e.counts.Successes++
-			} else {
-				e.counts.Failures++
-			}
-			stored = true
-		}
-	case e.parked:
-		// Changed while probing, and the new revision came due meanwhile.
-		e.parked = false
-		heap.Push(&s.queue, item{due: out.Time, key: key, rev: e.rev})
-		s.signalLocked()
-	}
-	s.mu.Unlock()
-
-	s.log.V(1).Info("Probe finished", "checker", key, "generation", out.Generation,
-		"success", res.Success, "reason", res.Reason, "statusCode", res.StatusCode, "duration", res.Duration,
-		"stored", stored, "changed", changed)
-	if stored && s.observer != nil {
-		s.observer.ProbeFinished(key, res)
-	}
-	if changed && s.notify != nil {
-		s.notify(ctx, key)
-	}
 }

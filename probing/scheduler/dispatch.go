@@ -1,0 +1,247 @@
+package scheduler
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// The dispatcher, which starts the probes of due checks, and the workers,
+// which run them and store their outcomes.
+
+// wakeup is the dispatcher's one-slot wake channel: "the earliest due time
+// may have moved". It is signalled with the scheduler lock held, and the
+// dispatcher drains it with the lock held right before it reads the heap,
+// so a pending wake-up always means "changed since the dispatcher last
+// looked", never a stale one. Neither ever blocks: one pending wake-up
+// stands for any number.
+type wakeup chan struct{}
+
+// signal wakes the dispatcher.
+func (w wakeup) signal() {
+	select {
+	case w <- struct{}{}:
+	default:
+	}
+}
+
+// drain discards a pending wake-up: the dispatcher is about to read the
+// state that it was about.
+func (w wakeup) drain() {
+	select {
+	case <-w:
+	default:
+	}
+}
+
+// step is what the dispatcher has to do next, as found by nextStepLocked.
+type step int
+
+const (
+	stepIdle     step = iota // nothing queued: wait for a wake-up
+	stepWait                 // earliest item is in the future: wait until then
+	stepDispatch             // an item is due: probe it
+	stepSkipped              // an item was due but its previous probe still runs: turn skipped
+)
+
+// job is a due check the dispatcher is about to probe. While the dispatcher
+// holds a job, the check has no current item in the heap.
+type job struct {
+	key types.NamespacedName
+	rev uint64
+	due time.Time
+}
+
+// nextStepLocked drops stale items from the top of the heap and returns the
+// next thing to do. For stepWait it returns the delay; for stepDispatch the
+// popped job; for stepSkipped the skipped job and the next due time.
+func (s *Scheduler) nextStepLocked(now time.Time) (st step, j job, wait time.Duration, next time.Time) {
+	for len(s.queue) > 0 {
+		top := s.queue[0]
+		e := s.checks[top.key]
+		if e == nil || e.rev != top.rev {
+			s.queue.pop() // stale
+			continue
+		}
+		if top.due.After(now) {
+			return stepWait, job{}, top.due.Sub(now), time.Time{}
+		}
+		s.queue.pop()
+		j = job{key: top.key, rev: top.rev, due: top.due}
+		if f := s.flights[top.key]; f != nil {
+			if f.rev != e.rev {
+				// A cancelled probe of an older revision is still winding
+				// down; its worker re-queues this check when it returns.
+				e.parked = true
+				continue
+			}
+			next = nextDue(top.due, e.interval, now)
+			s.queue.push(next, top.key, top.rev)
+			return stepSkipped, j, 0, next
+		}
+		return stepDispatch, j, 0, time.Time{}
+	}
+	return stepIdle, job{}, 0, time.Time{}
+}
+
+// requeue schedules the turn after j if j's revision is still current; it is
+// used for turns that were not probed.
+func (s *Scheduler) requeue(j job) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.checks[j.key]
+	if e == nil || e.rev != j.rev {
+		return time.Time{} // removed or changed; the new revision has its own item
+	}
+	next := nextDue(j.due, e.interval, s.clock.Now())
+	s.queue.push(next, j.key, j.rev)
+	return next
+}
+
+// dispatch is the dispatcher loop. It returns when ctx is done.
+func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
+	for ctx.Err() == nil {
+		s.mu.Lock()
+		s.wake.drain()
+		st, j, wait, next := s.nextStepLocked(s.clock.Now())
+		s.mu.Unlock()
+
+		switch st {
+		case stepIdle:
+			s.sleep(ctx, 0, false)
+		case stepWait:
+			s.sleep(ctx, wait, true)
+		case stepSkipped:
+			s.log.V(1).Info("Skipping probe, previous probe still running", "checker", j.key, "due", j.due, "next", next)
+		case stepDispatch:
+			if !s.owns(j.key) {
+				s.skipNotOwned(j)
+				continue
+			}
+			if err := s.sem.Acquire(ctx, 1); err != nil {
+				return // ctx done
+			}
+			// Acquiring may have taken long: ask again right before probing.
+			if !s.owns(j.key) {
+				s.sem.Release(1)
+				s.skipNotOwned(j)
+				continue
+			}
+			p, ok := s.startLocking(ctx, j)
+			if !ok {
+				s.sem.Release(1)
+				continue
+			}
+			wg.Go(func() {
+				defer s.sem.Release(1)
+				s.probe(ctx, p)
+			})
+		}
+	}
+}
+
+// skipNotOwned reschedules a due job that this replica does not own.
+func (s *Scheduler) skipNotOwned(j job) {
+	next := s.requeue(j)
+	s.log.V(1).Info("Skipping probe, checker not owned", "checker", j.key, "due", j.due, "next", next)
+}
+
+// sleep blocks until ctx is done, the dispatcher is woken, or, if timed,
+// wait has passed on the scheduler clock.
+func (s *Scheduler) sleep(ctx context.Context, wait time.Duration, timed bool) {
+	var fired <-chan time.Time
+	if timed {
+		t := s.clock.NewTimer(wait)
+		defer t.Stop()
+		fired = t.C()
+	}
+	select {
+	case <-ctx.Done():
+	case <-s.wake:
+	case <-fired:
+	}
+}
+
+// probeJob is a started probe handed to a worker.
+type probeJob struct {
+	ctx    context.Context
+	flight *flight
+	check  Check
+	due    time.Time
+}
+
+// startLocking registers the probe of j as in flight and schedules the next
+// turn. It returns false if the check was removed or changed while the
+// dispatcher waited for a worker slot.
+func (s *Scheduler) startLocking(ctx context.Context, j job) (probeJob, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e := s.checks[j.key]
+	if e == nil || e.rev != j.rev {
+		return probeJob{}, false
+	}
+	// Only the dispatcher starts probes, and nextStepLocked saw no flight
+	// for this key, so there is none now.
+	next := nextDue(j.due, e.interval, s.clock.Now())
+	s.queue.push(next, j.key, j.rev)
+	pctx, cancel := context.WithCancel(ctx)
+	f := &flight{rev: j.rev, cancel: cancel}
+	s.flights[j.key] = f
+	return probeJob{ctx: pctx, flight: f, check: e.check, due: j.due}, true
+}
+
+// probe runs on a worker: it probes, stores the Outcome if the check is
+// still at the revision the probe was started for, and notifies a change.
+// ctx is the Start context.
+func (s *Scheduler) probe(ctx context.Context, p probeJob) {
+	defer p.flight.cancel()
+	key := p.check.Key
+	s.log.V(1).Info("Probing", "checker", key, "generation", p.check.Generation, "due", p.due)
+	if s.observer != nil {
+		s.observer.ProbeStarted(key, max(s.clock.Since(p.due), 0))
+	}
+
+	res := s.prober.Probe(p.ctx, p.check.Target)
+
+	out := Outcome{Key: key, Generation: p.check.Generation, Result: res}
+	var stored, changed bool
+	s.mu.Lock()
+	out.Time = s.clock.Now()
+	if s.flights[key] == p.flight {
+		delete(s.flights, key)
+	}
+	e := s.checks[key]
+	switch {
+	case e == nil:
+		// Removed while probing: discard.
+	case e.rev == p.flight.rev:
+		if p.ctx.Err() == nil { // not cancelled by shutdown
+			changed = out.changedFrom(e.outcome, e.hasOutcome)
+			e.outcome, e.hasOutcome = out, true
+			if res.Success {
+				e.counts.Successes++
+			} else {
+				e.counts.Failures++
+			}
+			stored = true
+		}
+	case e.parked:
+		// Changed while probing, and the new revision came due meanwhile.
+		e.parked = false
+		s.queue.push(out.Time, key, e.rev)
+		s.wake.signal()
+	}
+	s.mu.Unlock()
+
+	s.log.V(1).Info("Probe finished", "checker", key, "generation", out.Generation,
+		"success", res.Success, "reason", res.Reason, "statusCode", res.StatusCode, "duration", res.Duration,
+		"stored", stored, "changed", changed)
+	if stored && s.observer != nil {
+		s.observer.ProbeFinished(key, res)
+	}
+	if changed && s.notify != nil {
+		s.notify(ctx, key)
+	}
+}
