@@ -130,7 +130,7 @@ func Setup(mgr ctrl.Manager, opts ReplicaOptions) (*Replica, error) {
 		Workers:       opts.ProbeWorkers,
 		InitialJitter: opts.InitialJitter,
 		Clock:         opts.Clock,
-		Ownership:     r.Assigner,
+		Owns:          r.Assigner.Owns,
 		Notify:        trigger.Notify,
 		Observer:      r.Metrics,
 		Logger:        opts.Logger.WithName("scheduler"),

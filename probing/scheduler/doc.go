@@ -50,8 +50,8 @@
 //   - skips the turn (next due += Interval) if the previous probe of the same
 //     check is still running, so that one checker is never probed twice at
 //     once;
-//   - skips the turn if Options.Ownership says this replica does not own the
-//     key (the check stays scheduled; another shard probes it);
+//   - skips the turn if Options.Owns says this replica does not own the key
+//     (the check stays scheduled; another shard probes it);
 //   - otherwise acquires a slot of the worker pool (a weighted semaphore of
 //     size Workers), schedules the next turn, and starts a goroutine that
 //     probes with its own context, a child of the Start context, stores the
@@ -71,7 +71,7 @@
 //
 // One mutex guards the heap, the checks and the in-flight probes. It is held
 // only for short, non-blocking bookkeeping. It is never held while acquiring
-// a pool slot, while probing, while calling Ownership.Owns, while calling
+// a pool slot, while probing, while calling Options.Owns, while calling
 // Notify, or while logging. This matters because the consumer of Notify
 // calls Upsert, Remove and Latest: calling Notify with the lock held would
 // deadlock as soon as that consumer is slower than the workers. The only

@@ -14,7 +14,6 @@ import (
 	"k8s.io/utils/clock"
 
 	"github.com/networkio/webchecker/probing"
-	"github.com/networkio/webchecker/sharding"
 )
 
 const (
@@ -82,10 +81,11 @@ type Options struct {
 	// [0, min(InitialJitter, Interval/4)). Zero means DefaultInitialJitter; a
 	// negative value disables the jitter (first probe at once).
 	InitialJitter time.Duration
-	// Ownership decides, right before each probe, whether this replica
-	// probes the check. A check that is not owned is not probed but stays
-	// scheduled. Nil means this replica owns every check.
-	Ownership sharding.Ownership
+	// Owns reports whether this replica probes key right now. It is called
+	// right before each probe, without any scheduler lock held, and must be
+	// cheap and safe for concurrent use. A check that is not owned is not
+	// probed but stays scheduled. Nil means every check is owned.
+	Owns func(key types.NamespacedName) bool
 	// Notify is called by the worker after it stored an Outcome that differs
 	// from the previous one (or is the first one) for key. It is called
 	// without any scheduler lock held and may block, for example on a
@@ -140,15 +140,15 @@ type CheckState struct {
 // bounded pool of workers. It is safe for concurrent use; Upsert, Remove,
 // Latest and Len may be called before, during and after Start.
 type Scheduler struct {
-	prober    probing.Prober
-	workers   int
-	clock     clock.WithTicker
-	jitter    time.Duration // <= 0: no jitter
-	ownership sharding.Ownership
-	notify    func(ctx context.Context, key types.NamespacedName)
-	observer  Observer
-	log       logr.Logger
-	rand      func(n int64) int64
+	prober   probing.Prober
+	workers  int
+	clock    clock.WithTicker
+	jitter   time.Duration // <= 0: no jitter
+	owns     func(key types.NamespacedName) bool
+	notify   func(ctx context.Context, key types.NamespacedName)
+	observer Observer
+	log      logr.Logger
+	rand     func(n int64) int64
 
 	sem     *semaphore.Weighted
 	wake    wakeup
@@ -185,20 +185,23 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Rand == nil {
 		opts.Rand = rand.Int64N
 	}
+	if opts.Owns == nil {
+		opts.Owns = func(types.NamespacedName) bool { return true }
+	}
 	return &Scheduler{
-		prober:    opts.Prober,
-		workers:   opts.Workers,
-		clock:     opts.Clock,
-		jitter:    opts.InitialJitter,
-		ownership: opts.Ownership,
-		notify:    opts.Notify,
-		observer:  opts.Observer,
-		log:       opts.Logger,
-		rand:      opts.Rand,
-		sem:       semaphore.NewWeighted(int64(opts.Workers)),
-		wake:      make(wakeup, 1),
-		checks:    map[types.NamespacedName]*entry{},
-		flights:   map[types.NamespacedName]*flight{},
+		prober:   opts.Prober,
+		workers:  opts.Workers,
+		clock:    opts.Clock,
+		jitter:   opts.InitialJitter,
+		owns:     opts.Owns,
+		notify:   opts.Notify,
+		observer: opts.Observer,
+		log:      opts.Logger,
+		rand:     opts.Rand,
+		sem:      semaphore.NewWeighted(int64(opts.Workers)),
+		wake:     make(wakeup, 1),
+		checks:   map[types.NamespacedName]*entry{},
+		flights:  map[types.NamespacedName]*flight{},
 	}, nil
 }
 
@@ -298,7 +301,7 @@ func (s *Scheduler) Len() int {
 }
 
 // NeedLeaderElection returns false: the scheduler runs on every replica, and
-// Options.Ownership splits the checks between them.
+// Options.Owns splits the checks between them.
 func (s *Scheduler) NeedLeaderElection() bool { return false }
 
 // Start runs the dispatcher until ctx is done; it implements
@@ -329,9 +332,4 @@ func (s *Scheduler) jitterLocked(interval time.Duration) time.Duration {
 		return 0
 	}
 	return time.Duration(min(max(s.rand(int64(bound)), 0), int64(bound)-1))
-}
-
-// owns reports whether this replica probes key. Called without the lock.
-func (s *Scheduler) owns(key types.NamespacedName) bool {
-	return s.ownership == nil || s.ownership.Owns(key)
 }

@@ -20,7 +20,6 @@ import (
 
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
-	"github.com/networkio/webchecker/sharding"
 )
 
 // Deadlines are generous: the tests run with -race on two shared cores.
@@ -342,46 +341,39 @@ func (h *harness) waitLatest(key types.NamespacedName, cond func(scheduler.Outco
 }
 
 // ---------------------------------------------------------------------------
-// Ownership fakes
+// Ownership fakes, for Options.Owns
 
-// switchOwnership owns everything or nothing, switched atomically.
-type switchOwnership struct {
+// switchOwner owns everything or nothing, switched atomically.
+type switchOwner struct {
 	owns  atomic.Bool
 	asked atomic.Int64
 }
 
-func (o *switchOwnership) ShardID() string { return "test-shard" }
-func (o *switchOwnership) Owns(types.NamespacedName) bool {
+func (o *switchOwner) Owns(types.NamespacedName) bool {
 	o.asked.Add(1)
 	return o.owns.Load()
 }
 
-// recordingOwnership owns everything and records which keys it was asked
+// recordingOwner owns everything and records which keys it was asked
 // about. The dispatcher asks right before each probe, synchronously, so once
 // it sleeps again every due key has been asked about.
-type recordingOwnership struct {
+type recordingOwner struct {
 	mu    sync.Mutex
 	asked map[types.NamespacedName]bool
 }
 
-func (o *recordingOwnership) ShardID() string { return "test-shard" }
-func (o *recordingOwnership) Owns(key types.NamespacedName) bool {
+func (o *recordingOwner) Owns(key types.NamespacedName) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.asked[key] = true
 	return true
 }
 
-func (o *recordingOwnership) count() int {
+func (o *recordingOwner) count() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return len(o.asked)
 }
-
-var (
-	_ sharding.Ownership = (*switchOwnership)(nil)
-	_ sharding.Ownership = (*recordingOwnership)(nil)
-)
 
 // ---------------------------------------------------------------------------
 // Tests
@@ -481,10 +473,10 @@ func TestInitialJitterSpreadsFirstProbes(t *testing.T) {
 	const n = 100
 
 	t.Run("math/rand", func(t *testing.T) {
-		own := &recordingOwnership{asked: map[types.NamespacedName]bool{}}
+		own := &recordingOwner{asked: map[types.NamespacedName]bool{}}
 		h := newHarness(t, func(_ *harness, o *scheduler.Options) {
 			o.InitialJitter = time.Second
-			o.Ownership = own
+			o.Owns = own.Owns
 			o.Logger = logr.Discard()
 		})
 		for i := range n {
@@ -778,10 +770,10 @@ func TestNotifyOnlyOnChangedOutcome(t *testing.T) {
 
 // 7. Checks that this replica does not own stay scheduled but are not probed.
 func TestOwnership(t *testing.T) {
-	own := &switchOwnership{}
+	own := &switchOwner{}
 	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
 		o.Rand = zeroRand
-		o.Ownership = own
+		o.Owns = own.Owns
 	})
 	c := checkN(0, 1, 10*time.Second, "v1")
 	h.s.Upsert(c)
