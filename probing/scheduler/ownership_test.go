@@ -1,0 +1,83 @@
+package scheduler_test
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/networkio/webchecker/probing/scheduler"
+)
+
+// 7. Checks that this replica does not own stay scheduled but are not probed.
+func TestOwnership(t *testing.T) {
+	own := &switchOwner{}
+	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
+		o.Rand = zeroRand
+		o.Owns = own.Owns
+	})
+	c := checkN(0, 1, 10*time.Second, "v1")
+	h.s.Upsert(c)
+	h.start()
+
+	for range 3 {
+		h.settle()
+		h.step(10 * time.Second)
+	}
+	h.settle()
+	assert.Zero(t, h.prober.numCalls(), "not owned: no probes")
+	assert.Positive(t, own.asked.Load(), "ownership consulted")
+	assert.Equal(t, 1, h.s.Len(), "still scheduled")
+
+	own.owns.Store(true)
+	h.step(10 * time.Second)
+	h.waitCalls(1)
+	assert.Equal(t, t0.Add(40*time.Second), h.prober.allCalls()[0].At)
+	h.waitLatest(c.Key, func(scheduler.Outcome) bool { return true }, "outcome once owned")
+
+	own.owns.Store(false)
+	h.step(10 * time.Second)
+	h.settle()
+	assert.Equal(t, 1, h.prober.numCalls(), "not owned again: no probes")
+}
+
+// Ownership is asked again after the wait for a worker slot: a check whose
+// ownership moved away meanwhile is not probed.
+func TestOwnershipAskedRightBeforeTheProbe(t *testing.T) {
+	var owned atomic.Bool
+	var askedB atomic.Int64
+	a, b := checkN(0, 1, 10*time.Second, "v1"), checkN(1, 1, 10*time.Second, "v1")
+	owned.Store(true)
+	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
+		o.Rand = zeroRand
+		o.Workers = 1
+		o.Owns = func(key types.NamespacedName) bool {
+			if key == b.Key {
+				askedB.Add(1)
+				return owned.Load()
+			}
+			return true
+		}
+	})
+	release := h.prober.block(a.Target.URL, false)
+	defer release()
+	h.s.Upsert(a)
+	h.start()
+	h.waitCallsTo(a.Target.URL, 1) // the only worker is busy
+
+	h.s.Upsert(b) // due at once: owned, then waits for the worker
+	require.Eventually(t, func() bool { return askedB.Load() == 1 }, waitFor, poll)
+	owned.Store(false)
+	release()
+	h.settle()
+	assert.Equal(t, int64(2), askedB.Load(), "asked again once a worker was free")
+	assert.Empty(t, h.prober.callsTo(b.Target.URL), "no longer owned: not probed")
+
+	owned.Store(true)
+	h.step(10 * time.Second)
+	h.waitCallsTo(b.Target.URL, 1)
+	assert.Equal(t, t0.Add(10*time.Second), h.prober.callsTo(b.Target.URL)[0].At, "still scheduled")
+}
