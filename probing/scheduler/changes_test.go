@@ -123,9 +123,8 @@ func TestUpsertChangedCheck(t *testing.T) {
 }
 
 // A changed check whose old probe is slow to honour cancellation: the new
-// target is not
-// probed while the old probe still runs, and is probed as soon as it
-// returns.
+// target is not probed while the old probe still runs, and is probed as
+// soon as it returns.
 func TestUpsertWaitsForCancelledProbe(t *testing.T) {
 	h := newHarness(t, func(_ *harness, o *scheduler.Options) { o.Rand = zeroRand })
 	v1, v2 := checkN(0, 1, 10*time.Second, "v1"), checkN(0, 2, 10*time.Second, "v2")

@@ -46,8 +46,9 @@ const (
 	stepSkipped              // an item was due but its previous probe still runs: turn skipped
 )
 
-// job is a due check the dispatcher is about to probe. While the dispatcher
-// holds a job, the check has no current item in the heap.
+// job is a due turn of a check, popped from the heap. While the dispatcher
+// holds a job to dispatch, the check has no current item in the heap (a
+// skipped job's next turn is queued already).
 type job struct {
 	key types.NamespacedName
 	rev uint64

@@ -51,7 +51,8 @@
 //     check is still running, so that one checker is never probed twice at
 //     once;
 //   - skips the turn if Options.Owns says this replica does not own the key
-//     (the check stays scheduled; another shard probes it);
+//     (the check stays scheduled; another shard probes it); Owns is asked
+//     before and again after the wait for a worker slot;
 //   - otherwise acquires a slot of the worker pool (a weighted semaphore of
 //     size Workers), schedules the next turn, and starts a goroutine that
 //     probes with its own context, a child of the Start context, stores the
