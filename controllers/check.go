@@ -1,24 +1,18 @@
 package controllers
 
 import (
+	"cmp"
 	"crypto/tls"
 	"fmt"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/ptr"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
-)
-
-// Defaults for fields that the API server normally defaults. They matter
-// only for objects stored before the CRD carried these defaults.
-const (
-	defaultInterval = 10 * time.Second
-	defaultTimeout  = time.Second
-	// DefaultCertExpiryWarning is spec.tls.certExpiryWarning's default.
-	DefaultCertExpiryWarning = 14 * 24 * time.Hour
 )
 
 // tlsVersions maps spec.tls.minVersion to crypto/tls.
@@ -26,30 +20,21 @@ var tlsVersions = map[string]uint16{
 	"1.0": tls.VersionTLS10, "1.1": tls.VersionTLS11, "1.2": tls.VersionTLS12, "1.3": tls.VersionTLS13,
 }
 
-// CheckFor translates a WebChecker's spec into the scheduler's Check.
-// secrets reads the Secret values the spec refers to; nil means Secret
-// access is turned off. Errors reading Secrets are a *SecretError.
+// CheckFor translates a WebChecker's spec into the scheduler's Check, with
+// every field resolved: a field the API server did not default (an object
+// stored before the CRD carried the default) takes the default declared in
+// api/v1alpha1. secrets reads the Secret values the spec refers to; nil
+// means Secret access is turned off. A Secret that cannot be used is a
+// *SecretError, a failed read that a retry may fix a *secretReadError, and
+// any other error an invalid spec.
 func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (scheduler.Check, error) {
 	spec := wc.Spec
-	path := spec.Path
-	if path == "" {
-		path = "/"
-	}
-	url, err := probing.BuildURL(spec.Host, path)
+	url, err := probing.BuildURL(spec.Host, cmp.Or(spec.Path, webcheckerv1alpha1.DefaultPath))
 	if err != nil {
 		return scheduler.Check{}, fmt.Errorf("invalid target: %w", err)
 	}
-	method := spec.Method
-	if method == "" {
-		method = webcheckerv1alpha1.DefaultMethod
-	}
-	interval, timeout := defaultInterval, defaultTimeout
-	if spec.Interval != nil {
-		interval = spec.Interval.Duration
-	}
-	if spec.Timeout != nil {
-		timeout = spec.Timeout.Duration
-	}
+	interval := durationOr(spec.Interval, webcheckerv1alpha1.DefaultInterval)
+	timeout := durationOr(spec.Timeout, webcheckerv1alpha1.DefaultTimeout)
 	if interval < time.Second || timeout <= 0 {
 		return scheduler.Check{}, fmt.Errorf("invalid target: interval %s must be at least 1s and timeout %s positive", interval, timeout)
 	}
@@ -62,12 +47,12 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 	}
 	target := probing.Target{
 		URL:                 url,
-		Method:              method,
+		Method:              cmp.Or(spec.Method, webcheckerv1alpha1.DefaultMethod),
 		Timeout:             timeout,
 		ExpectedStatusCodes: codes,
-		FollowRedirects:     spec.FollowRedirects == nil || *spec.FollowRedirects,
+		FollowRedirects:     ptr.Deref(spec.FollowRedirects, webcheckerv1alpha1.DefaultFollowRedirects),
 		Body:                spec.Body,
-		CertExpiryWarning:   DefaultCertExpiryWarning,
+		CertExpiryWarning:   webcheckerv1alpha1.DefaultCertExpiryWarning,
 	}
 	switch spec.IPFamily {
 	case webcheckerv1alpha1.IPFamilyIPv4:
@@ -76,10 +61,7 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 		target.IPFamily = probing.IPFamilyIPv6
 	}
 	if m := spec.BodyMatch; m != nil {
-		maxBytes := webcheckerv1alpha1.DefaultMaxBodyBytes
-		if m.MaxBodyBytes != nil {
-			maxBytes = *m.MaxBodyBytes
-		}
+		maxBytes := ptr.Deref(m.MaxBodyBytes, webcheckerv1alpha1.DefaultMaxBodyBytes)
 		if target.BodyMatch, err = probing.NewBodyMatch(m.Regex, m.Invert, maxBytes); err != nil {
 			return scheduler.Check{}, fmt.Errorf("invalid target: bodyMatch: %w", err)
 		}
@@ -93,9 +75,7 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 			}
 			target.TLS.MinVersion = v
 		}
-		if o.CertExpiryWarning != nil {
-			target.CertExpiryWarning = o.CertExpiryWarning.Duration
-		}
+		target.CertExpiryWarning = durationOr(o.CertExpiryWarning, webcheckerv1alpha1.DefaultCertExpiryWarning)
 	}
 	if err := resolveSecrets(wc, secrets, &target); err != nil {
 		return scheduler.Check{}, err
@@ -106,4 +86,12 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 		Interval:   interval,
 		Target:     target,
 	}, nil
+}
+
+// durationOr returns d's duration, or def when d is not set.
+func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
+	if d == nil {
+		return def
+	}
+	return d.Duration
 }

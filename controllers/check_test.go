@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"context"
 	"crypto/tls"
 	"testing"
 	"time"
@@ -67,8 +68,32 @@ func TestCheckForProbeOptions(t *testing.T) {
 
 	plain, err := controllers.CheckFor(newChecker("ns", "plain", "example.com", "/"), nil)
 	require.NoError(t, err)
-	assert.Equal(t, controllers.DefaultCertExpiryWarning, plain.Target.CertExpiryWarning, "the default applies without a tls block")
+	assert.Equal(t, webcheckerv1alpha1.DefaultCertExpiryWarning, plain.Target.CertExpiryWarning, "the default applies without a tls block")
 	assert.Equal(t, probing.IPFamilyAny, plain.Target.IPFamily)
+}
+
+// TestCheckForResolvesTheCRDDefaults holds the defaults declared in
+// api/v1alpha1 to the CRD's: a spec the API server defaulted and the same
+// spec stored bare (as before a default existed) give the same Check.
+func TestCheckForResolvesTheCRDDefaults(t *testing.T) {
+	t.Parallel()
+	bare := newChecker(newNamespace(t), "defaults", "target.test", "")
+	bare.Spec.Interval, bare.Spec.Timeout = nil, nil
+	bare.Spec.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "ok"}
+	bare.Spec.TLS = &webcheckerv1alpha1.TLSOptions{ServerName: "target.test"}
+	stored := bare.DeepCopy()
+	require.NoError(t, k8sClient.Create(context.Background(), stored))
+	t.Cleanup(func() { _ = k8sClient.Delete(context.Background(), stored) })
+	require.NotNil(t, stored.Spec.Interval, "the API server applied no default")
+
+	want, err := controllers.CheckFor(stored, nil)
+	require.NoError(t, err)
+	bare.Generation = stored.Generation
+	got, err := controllers.CheckFor(bare, nil)
+	require.NoError(t, err)
+	assert.Equal(t, want.Interval, got.Interval)
+	assert.True(t, want.Target.Equal(got.Target), "defaults differ:\nAPI server: %+v\nresolved:   %+v", want.Target, got.Target)
+	assert.Equal(t, webcheckerv1alpha1.DefaultInterval, want.Interval)
 }
 
 func TestCheckForSecretErrors(t *testing.T) {

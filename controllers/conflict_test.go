@@ -15,7 +15,6 @@ import (
 	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
-	"github.com/networkio/webchecker/sharding"
 )
 
 // staleReader serves one old copy of a WebChecker, as a lagging informer
@@ -53,7 +52,7 @@ func TestStatusIsNeverOverwrittenBlindly(t *testing.T) {
 	r := &controllers.WebCheckerReconciler{
 		Client:    staleReader{Client: k8sClient, old: old},
 		Scheduler: sched,
-		Ownership: sharding.Static{ID: "stale-writer"},
+		Ownership: soleOwner("stale-writer"),
 		Recorder:  events.NewFakeRecorder(10),
 		Trigger:   controllers.NewTrigger(1),
 	}

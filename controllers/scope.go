@@ -31,8 +31,7 @@ type WatchScope struct {
 	SecretSelector labels.Selector
 }
 
-// ApplyTo restricts the cache options opts (see CacheOptions) to the
-// scope.
+// ApplyTo restricts the cache options opts to the scope.
 func (s WatchScope) ApplyTo(opts cache.Options) cache.Options {
 	if len(s.Namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}

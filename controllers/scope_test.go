@@ -72,27 +72,23 @@ func TestNamespaceScope(t *testing.T) {
 	probes := &probeLog{counts: map[string]int{}}
 	selector := labels.SelectorFromSet(labels.Set{"webchecker.test/scope": "on"})
 	scope := controllers.WatchScope{Namespaces: []string{selected, unlabelled}, NamespaceSelector: selector}
-	const ring = "namespace-scope-test"
 	mgr, err := ctrl.NewManager(k8sConfig, ctrl.Options{
 		Scheme:                 k8sClient.Scheme(),
-		Cache:                  scope.ApplyTo(controllers.CacheOptions(testLeaseNamespace, ring)),
+		Cache:                  scope.ApplyTo(cache.Options{}),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// The suite's manager runs a controller of the same name.
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	require.NoError(t, err)
-	_, err = controllers.Setup(mgr, controllers.ReplicaOptions{
-		ShardID:        "scoped-replica",
-		Prober:         probes,
-		InitialJitter:  100 * time.Millisecond,
-		LeaseNamespace: testLeaseNamespace,
-		RingName:       ring,
-		Scope:          scope,
-		Logger:         ctrl.Log.WithName("scoped"),
-		Registerer:     prometheus.NewRegistry(), // a second replica in this process
-	})
-	require.NoError(t, err)
+	require.NoError(t, setupReplica(mgr, replicaConfig{
+		shardID:       "scoped-replica",
+		prober:        probes,
+		initialJitter: 100 * time.Millisecond,
+		scope:         scope,
+		logger:        ctrl.Log.WithName("scoped"),
+		registerer:    prometheus.NewRegistry(), // a second replica in this process
+	}))
 	framework.RunInTest(t, mgr)
 
 	// Nothing listens on port 1: the suite's replica, which serves every

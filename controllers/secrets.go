@@ -138,45 +138,11 @@ func resolveSecrets(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues, tar
 			Message: fmt.Sprintf("the checker refers to Secret %s, but the operator runs with Secret access turned off", quoteAll(names)),
 		}
 	}
-	get := func(field, name, key string) (string, error) {
-		v, err := secrets(name, key)
-		switch {
-		case err == nil:
-			return string(v), nil
-		case apierrors.IsNotFound(err):
-			msg := fmt.Sprintf("%s: Secret %q not found", field, name)
-			var unselected *unselectedSecretError
-			if errors.As(err, &unselected) {
-				msg += fmt.Sprintf(" among the Secrets labelled %s", unselected.selector)
-			}
-			return "", &SecretError{Reason: probing.ReasonSecretUnavailable, Message: msg}
-		case errors.Is(err, ErrMissingKey):
-			return "", &SecretError{Reason: probing.ReasonSecretUnavailable, Message: fmt.Sprintf("%s: Secret %q has no key %q", field, name, key)}
-		default:
-			return "", &secretReadError{fmt.Errorf("%s: reading Secret %q: %w", field, name, err)}
-		}
-	}
-	// getLine reads a one-line value: a trailing line break (as left by
-	// kubectl create secret --from-file) is dropped, other control
-	// characters are refused.
-	getLine := func(field, name, key string) (probing.Secret, error) {
-		v, err := get(field, name, key)
-		if err != nil {
-			return "", err
-		}
-		v = strings.TrimRight(v, "\r\n")
-		if strings.ContainsFunc(v, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }) {
-			return "", &SecretError{Reason: probing.ReasonSecretUnavailable,
-				Message: fmt.Sprintf("%s: the value of key %q of Secret %q contains control characters", field, key, name)}
-		}
-		return probing.Secret(v), nil
-	}
-
 	target.Headers = nil
 	for _, h := range spec.Headers {
 		header := probing.Header{Name: h.Name, Value: probing.Secret(h.Value)}
 		if ref := h.ValueFrom; ref != nil {
-			v, err := getLine(fmt.Sprintf("spec.headers[%s]", h.Name), ref.SecretKeyRef.Name, ref.SecretKeyRef.Key)
+			v, err := secrets.line(fmt.Sprintf("spec.headers[%s]", h.Name), ref.SecretKeyRef.Name, ref.SecretKeyRef.Key)
 			if err != nil {
 				return err
 			}
@@ -185,18 +151,18 @@ func resolveSecrets(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues, tar
 		target.Headers = append(target.Headers, header)
 	}
 	if ref := spec.BasicAuthSecretRef; ref != nil {
-		user, err := getLine("spec.basicAuthSecretRef", ref.Name, corev1.BasicAuthUsernameKey)
+		user, err := secrets.line("spec.basicAuthSecretRef", ref.Name, corev1.BasicAuthUsernameKey)
 		if err != nil {
 			return err
 		}
-		password, err := getLine("spec.basicAuthSecretRef", ref.Name, corev1.BasicAuthPasswordKey)
+		password, err := secrets.line("spec.basicAuthSecretRef", ref.Name, corev1.BasicAuthPasswordKey)
 		if err != nil {
 			return err
 		}
 		target.BasicAuth = &probing.BasicAuth{Username: user, Password: password}
 	}
 	if ref := spec.BearerTokenSecretRef; ref != nil {
-		token, err := getLine("spec.bearerTokenSecretRef", ref.Name, ref.Key)
+		token, err := secrets.line("spec.bearerTokenSecretRef", ref.Name, ref.Key)
 		if err != nil {
 			return err
 		}
@@ -204,17 +170,54 @@ func resolveSecrets(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues, tar
 	}
 	if spec.TLS != nil && spec.TLS.CASecretRef != nil {
 		ref := spec.TLS.CASecretRef
-		ca, err := get("spec.tls.caSecretRef", ref.Name, ref.Key)
+		ca, err := secrets.value("spec.tls.caSecretRef", ref.Name, ref.Key)
 		if err != nil {
 			return err
 		}
-		if !x509.NewCertPool().AppendCertsFromPEM([]byte(ca)) {
+		if !x509.NewCertPool().AppendCertsFromPEM(ca) {
 			return &SecretError{Reason: probing.ReasonSecretUnavailable,
 				Message: fmt.Sprintf("spec.tls.caSecretRef: key %q of Secret %q holds no PEM-encoded certificate", ref.Key, ref.Name)}
 		}
-		target.TLS.RootCAs = []byte(ca)
+		target.TLS.RootCAs = ca
 	}
 	return nil
+}
+
+// value reads key of the Secret name for the spec field field. A Secret or
+// key that is missing is a *SecretError; a failed read a *secretReadError.
+func (secrets SecretValues) value(field, name, key string) ([]byte, error) {
+	v, err := secrets(name, key)
+	switch {
+	case err == nil:
+		return v, nil
+	case apierrors.IsNotFound(err):
+		msg := fmt.Sprintf("%s: Secret %q not found", field, name)
+		var unselected *unselectedSecretError
+		if errors.As(err, &unselected) {
+			msg += fmt.Sprintf(" among the Secrets labelled %s", unselected.selector)
+		}
+		return nil, &SecretError{Reason: probing.ReasonSecretUnavailable, Message: msg}
+	case errors.Is(err, ErrMissingKey):
+		return nil, &SecretError{Reason: probing.ReasonSecretUnavailable, Message: fmt.Sprintf("%s: Secret %q has no key %q", field, name, key)}
+	default:
+		return nil, &secretReadError{fmt.Errorf("%s: reading Secret %q: %w", field, name, err)}
+	}
+}
+
+// line reads a one-line value, as value does: a trailing line break (as
+// left by kubectl create secret --from-file) is dropped, other control
+// characters are refused.
+func (secrets SecretValues) line(field, name, key string) (probing.Secret, error) {
+	raw, err := secrets.value(field, name, key)
+	if err != nil {
+		return "", err
+	}
+	v := strings.TrimRight(string(raw), "\r\n")
+	if strings.ContainsFunc(v, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }) {
+		return "", &SecretError{Reason: probing.ReasonSecretUnavailable,
+			Message: fmt.Sprintf("%s: the value of key %q of Secret %q contains control characters", field, key, name)}
+	}
+	return probing.Secret(v), nil
 }
 
 func quoteAll(names []string) string {

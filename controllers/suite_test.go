@@ -19,6 +19,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -26,18 +27,17 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/egress"
 	"github.com/networkio/webchecker/probing/probetest"
+	"github.com/networkio/webchecker/probing/scheduler"
 )
 
-// The manager under test: a single replica, a ring of one.
-const (
-	testShardID        = "test-replica"
-	testLeaseNamespace = "default"
-	testRing           = "controllers-test"
-)
+// testShardID is the identity of the suite's replica, which owns every
+// checker.
+const testShardID = "test-replica"
 
 var (
 	// k8sClient talks to the API server directly (no cache).
@@ -76,7 +76,7 @@ func runSuite(m *testing.M, cp *framework.ControlPlane) int {
 	}
 	defer dns.Close()
 
-	scheme, err := controllers.NewScheme()
+	scheme, err := framework.NewScheme()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -103,12 +103,11 @@ func runSuite(m *testing.M, cp *framework.ControlPlane) int {
 	return code
 }
 
-// startManager runs the real manager wiring (scheduler, HTTP prober,
-// reconciler) in this process against the control plane.
+// startManager runs the suite's replica in this process against the
+// control plane: the reconciler with the real scheduler and HTTP prober.
 func startManager(ctx context.Context, cp *framework.ControlPlane, scheme *runtime.Scheme) (<-chan error, error) {
 	mgr, err := ctrl.NewManager(cp.Config, ctrl.Options{
 		Scheme:                 scheme,
-		Cache:                  controllers.CacheOptions(testLeaseNamespace, testRing),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 	})
@@ -120,16 +119,14 @@ func startManager(ctx context.Context, cp *framework.ControlPlane, scheme *runti
 		return nil, err
 	}
 	prober := probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr(), Egress: egress.NewPolicy(egress.Options{Deny: deny})})
-	if _, err := controllers.Setup(mgr, controllers.ReplicaOptions{
-		ShardID:        testShardID,
-		Prober:         prober,
-		SecretAccess:   true,
-		ProbeWorkers:   16,
-		InitialJitter:  200 * time.Millisecond,
-		LeaseNamespace: testLeaseNamespace,
-		RingName:       testRing,
-		Logger:         ctrl.Log,
-		Registerer:     testRegistry,
+	if err := setupReplica(mgr, replicaConfig{
+		shardID:       testShardID,
+		prober:        prober,
+		secretAccess:  true,
+		workers:       16,
+		initialJitter: 200 * time.Millisecond,
+		logger:        ctrl.Log,
+		registerer:    testRegistry,
 	}); err != nil {
 		return nil, err
 	}
@@ -144,6 +141,64 @@ func startManager(ctx context.Context, cp *framework.ControlPlane, scheme *runti
 	}
 	return stopped, nil
 }
+
+// replicaConfig configures the replica that setupReplica wires for a test.
+type replicaConfig struct {
+	shardID       string
+	prober        probing.Prober
+	workers       int
+	initialJitter time.Duration
+	secretAccess  bool
+	scope         controllers.WatchScope
+	logger        logr.Logger
+	registerer    prometheus.Registerer
+}
+
+// setupReplica wires what the tests run of a replica into mgr: the probe
+// scheduler, its metrics and the reconciler, alone on their ring (they own
+// every checker). The Lease ring is wired, and tested, in cmd/manager.
+func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
+	trigger := controllers.NewTrigger(0)
+	m := metrics.New()
+	sched, err := scheduler.New(scheduler.Options{
+		Prober:        c.prober,
+		Workers:       c.workers,
+		InitialJitter: c.initialJitter,
+		Notify:        trigger.Notify,
+		Observer:      m,
+		Logger:        c.logger.WithName("scheduler"),
+	})
+	if err != nil {
+		return err
+	}
+	if err := mgr.Add(sched); err != nil {
+		return err
+	}
+	if err := m.Register(c.registerer, sched, soleOwner(c.shardID)); err != nil {
+		return err
+	}
+	r := &controllers.WebCheckerReconciler{
+		Scheduler:         sched,
+		Ownership:         soleOwner(c.shardID),
+		Trigger:           trigger,
+		Metrics:           m,
+		NamespaceSelector: c.scope.NamespaceSelector,
+		SecretSelector:    c.scope.SecretSelector,
+	}
+	if c.secretAccess {
+		r.Secrets = mgr.GetClient()
+	}
+	return r.SetupWithManager(mgr)
+}
+
+// soleOwner is the Ownership of a replica alone on its ring: it owns every
+// checker.
+type soleOwner string
+
+func (o soleOwner) ShardID() string              { return string(o) }
+func (soleOwner) Owns(types.NamespacedName) bool { return true }
+func (o soleOwner) Members() []string            { return []string{string(o)} }
+func (soleOwner) Rebalances() uint64             { return 0 }
 
 // zapLevel is info, or debug when WEBCHECKER_TEST_DEBUG is set.
 func zapLevel() zapcore.Level {

@@ -28,7 +28,6 @@ import (
 	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
-	"github.com/networkio/webchecker/sharding"
 )
 
 // ControllerName names the controller in logs, metrics and Events.
@@ -47,11 +46,22 @@ const (
 	// expected (the informer cache lags behind our own writes), so they are
 	// retried quietly instead of being reported as errors.
 	conflictRetryDelay = 100 * time.Millisecond
-	// maxMessageLength bounds condition messages (the API allows 32768) and
-	// Event notes (the API allows 1024).
+	// maxConditionMessage bounds condition messages (the API allows
+	// 32768) and maxEventNote Event notes (the API allows 1024).
 	maxConditionMessage = 4096
 	maxEventNote        = 1000
 )
+
+// Ownership answers, for this replica, whether it is responsible for a
+// checker right now (a sharding.Assigner). It must be safe for concurrent
+// use and cheap: Owns is called on every reconcile and status write.
+type Ownership interface {
+	// ShardID is the identity of this replica, as written to status.shard.
+	ShardID() string
+	// Owns reports whether this replica probes the checker and writes its
+	// status.
+	Owns(key types.NamespacedName) bool
+}
 
 // Scheduler is what the reconciler needs of the probe scheduler.
 type Scheduler interface {
@@ -70,7 +80,7 @@ type WebCheckerReconciler struct {
 	// Scheduler runs the probes.
 	Scheduler Scheduler
 	// Ownership says which checkers this replica probes and writes.
-	Ownership sharding.Ownership
+	Ownership Ownership
 	// Recorder records an Event on each Ready transition.
 	Recorder events.EventRecorder
 	// Trigger delivers probe outcomes (and ownership changes) to the
@@ -150,34 +160,67 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return b.Complete(r)
 }
 
-// Reconcile brings one WebChecker's schedule and status up to date.
+// Reconcile brings one WebChecker's schedule and status up to date. It
+// first decides what this replica does with the checker (plan), then
+// applies the decision to the scheduler once, then writes the status.
 func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	key := req.NamespacedName
 	wc := &webcheckerv1alpha1.WebChecker{}
 	if err := r.Client.Get(ctx, key, wc); err != nil {
-		if apierrors.IsNotFound(err) {
-			r.Scheduler.Remove(key)
-			return ctrl.Result{}, nil
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("getting WebChecker: %w", err)
 		}
-		return ctrl.Result{}, fmt.Errorf("getting WebChecker: %w", err)
+		wc = nil
 	}
-	if !wc.DeletionTimestamp.IsZero() || !r.Ownership.Owns(key) {
-		// Not ours (any more): stop probing and leave the status to the
-		// owner.
+	p, err := r.plan(ctx, key, wc)
+	if err != nil {
+		// A read failed that a retry may fix: the schedule stays as it is.
+		return ctrl.Result{}, err
+	}
+	if p.check != nil {
+		r.Scheduler.Upsert(*p.check)
+	} else {
 		r.Scheduler.Remove(key)
+	}
+	if !p.writeStatus {
 		return ctrl.Result{}, nil
+	}
+	if err := r.writeStatus(ctx, wc, r.outcome(wc, p)); err != nil {
+		return r.handleWriteError(ctx, err)
+	}
+	return ctrl.Result{}, p.done
+}
+
+// plan is what this replica does with one checker, decided before anything
+// is applied.
+type plan struct {
+	// check is the check to schedule; nil removes the checker from the
+	// scheduler.
+	check *scheduler.Check
+	// writeStatus is true when this replica writes the checker's status.
+	writeStatus bool
+	// notProbed, when not nil, is why the checker cannot be probed; it is
+	// written to the status instead of a probe outcome.
+	notProbed *probing.Result
+	// done is returned once the status is written: a terminal error for a
+	// spec that only a change can fix.
+	done error
+}
+
+// plan decides what to do with the checker key, whose object is wc (nil
+// when it does not exist). An error is a failed read worth retrying.
+func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedName, wc *webcheckerv1alpha1.WebChecker) (plan, error) {
+	if wc == nil || !wc.DeletionTimestamp.IsZero() || !r.Ownership.Owns(key) {
+		// Gone, going, or not ours (any more): stop probing and leave the
+		// status to the owner.
+		return plan{}, nil
 	}
 	if r.NamespaceSelector != nil {
 		selected, err := namespaceSelected(ctx, r.Client, key.Namespace)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if !selected {
-			r.Scheduler.Remove(key)
-			return ctrl.Result{}, nil
+		if err != nil || !selected {
+			return plan{}, err
 		}
 	}
-
 	var secrets SecretValues
 	if r.Secrets != nil {
 		secrets = SecretReader(ctx, r.Secrets, wc.Namespace, r.SecretSelector)
@@ -186,38 +229,37 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	var secretErr *SecretError
 	var readErr *secretReadError
 	switch {
+	case err == nil:
+		return plan{check: &check, writeStatus: true}, nil
 	case errors.As(err, &readErr):
-		return ctrl.Result{}, err
+		return plan{}, err
 	case errors.As(err, &secretErr):
 		// Not probed until the Secret (watched) or the spec changes.
-		return r.reportNotProbed(ctx, wc, probing.Result{Reason: secretErr.Reason, Message: secretErr.Message}, nil)
-	case err != nil:
+		return plan{writeStatus: true, notProbed: &probing.Result{Reason: secretErr.Reason, Message: secretErr.Message}}, nil
+	default:
 		// The API server's validation should have caught this; an object
 		// stored before a stricter CRD can still get here. Report it, do
 		// not retry: only a spec change can fix it.
-		return r.reportNotProbed(ctx, wc, probing.Result{Reason: probing.ReasonInvalidTarget, Message: err.Error()}, reconcile.TerminalError(err))
+		return plan{
+			writeStatus: true,
+			notProbed:   &probing.Result{Reason: probing.ReasonInvalidTarget, Message: err.Error()},
+			done:        reconcile.TerminalError(err),
+		}, nil
 	}
-	r.Scheduler.Upsert(check)
-
-	var latest *scheduler.Outcome
-	if o, ok := r.Scheduler.Latest(key); ok && o.Generation == wc.Generation {
-		latest = &o
-	}
-	if err := r.writeStatus(ctx, wc, latest); err != nil {
-		return r.handleWriteError(ctx, err)
-	}
-	return ctrl.Result{}, nil
 }
 
-// reportNotProbed stops probing wc and writes result, a reason why it
-// cannot be probed, to its status. It returns done once written.
-func (r *WebCheckerReconciler) reportNotProbed(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, result probing.Result, done error) (ctrl.Result, error) {
+// outcome is what the status of wc reports under p: why it is not probed,
+// the newest outcome of its current generation, or nil when there is none
+// yet.
+func (r *WebCheckerReconciler) outcome(wc *webcheckerv1alpha1.WebChecker, p plan) *scheduler.Outcome {
 	key := client.ObjectKeyFromObject(wc)
-	r.Scheduler.Remove(key)
-	if err := r.writeStatus(ctx, wc, &scheduler.Outcome{Key: key, Generation: wc.Generation, Result: result, Time: r.now()}); err != nil {
-		return r.handleWriteError(ctx, err)
+	if p.notProbed != nil {
+		return &scheduler.Outcome{Key: key, Generation: wc.Generation, Result: *p.notProbed, Time: r.now()}
 	}
-	return ctrl.Result{}, done
+	if o, ok := r.Scheduler.Latest(key); ok && o.Generation == wc.Generation {
+		return &o
+	}
+	return nil
 }
 
 // handleWriteError retries conflicts quietly after a short delay (the next

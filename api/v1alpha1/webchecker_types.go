@@ -4,9 +4,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Condition types and reasons of a WebChecker. Failure reasons are the
-// failure classes of the probing package (DNSFailed, ConnectionFailed,
-// Timeout, TLSError, UnexpectedStatus, TooManyRedirects, InvalidTarget).
+// Condition types and reasons of a WebChecker. The Ready condition's reason
+// is Pending before the first result, ProbeSucceeded while it is True, and
+// otherwise the failure class of the probing package: DNSFailed,
+// ConnectionFailed, Timeout, TLSError, UnexpectedStatus, TooManyRedirects,
+// BodyMismatch, CertificateExpiring, EgressDenied or InvalidTarget when a
+// probe failed; SecretUnavailable or SecretAccessDisabled when the checker
+// cannot be probed with the Secrets it refers to.
 const (
 	// ConditionReady is True while the server answers with an accepted
 	// status code, False while it does not, Unknown before the first result.

@@ -9,9 +9,12 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/egress"
+	"github.com/networkio/webchecker/probing/scheduler"
 	"github.com/networkio/webchecker/sharding/membership"
 	"github.com/networkio/webchecker/sharding/ring"
 )
@@ -46,7 +49,7 @@ func defaultOptions() options {
 	return options{
 		metricsAddr:        ":8080",
 		probeAddr:          ":8081",
-		probeWorkers:       64,
+		probeWorkers:       scheduler.DefaultWorkers,
 		shardID:            envOr("POD_NAME", hostname()),
 		leaseNamespace:     envOr("POD_NAMESPACE", "default"),
 		ringName:           "webchecker",
@@ -91,6 +94,29 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.namespaceSelector, "namespace-selector", o.namespaceSelector, "Label selector (such as team=platform) of the namespaces whose WebCheckers are served; empty means all. Needs list/watch on namespaces.")
 	fs.StringVar(&o.secretSelector, "secret-selector", o.secretSelector, "Label selector of the Secrets checkers may use; only those are cached. Empty means all Secrets (in the watched namespaces).")
 	fs.BoolVar(&o.denyPrivateNetworks, "deny-private-networks", o.denyPrivateNetworks, "Also deny loopback, RFC 1918 private, carrier-grade NAT, IPv6 unique local and unspecified addresses.")
+}
+
+// replicaOptions are the settings of the replica that run wires, given by
+// the flags and the egress policy and watch scope derived from them.
+func (o options) replicaOptions(policy *egress.Policy, scope controllers.WatchScope) replicaOptions {
+	return replicaOptions{
+		shardID: o.shardID,
+		prober: probing.NewHTTPProber(probing.HTTPProberOptions{
+			DNSServer: o.dnsServer,
+			UserAgent: "webchecker (shard " + o.shardID + ")",
+			Egress:    policy,
+		}),
+		probeWorkers:   o.probeWorkers,
+		leaseNamespace: o.leaseNamespace,
+		ringName:       o.ringName,
+		leaseDuration:  o.leaseDuration,
+		renewInterval:  o.leaseRenewInterval,
+		safetyMargin:   o.safetyMargin(),
+		virtualNodes:   o.virtualNodes,
+		logger:         ctrl.Log,
+		secretAccess:   o.secretAccess,
+		scope:          scope,
+	}
 }
 
 // watchScope is the namespaces served and the Secrets used, given by the

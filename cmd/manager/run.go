@@ -8,15 +8,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-
-	"github.com/networkio/webchecker/controllers"
-	"github.com/networkio/webchecker/probing"
 )
 
-// run wires the manager, the scheduler and the reconciler together and
-// blocks until ctx is cancelled (SIGTERM/SIGINT) or a component fails. When
-// it returns, every probe has been cancelled and every goroutine it started
-// has finished.
+// run is the composition root: it builds the manager from the flags, wires
+// one replica into it (setupReplica) and blocks until ctx is cancelled
+// (SIGTERM/SIGINT) or a component fails. When it returns, every probe has
+// been cancelled and every goroutine it started has finished.
 func run(ctx context.Context, opts options) error {
 	if err := opts.validate(); err != nil {
 		return err
@@ -31,43 +28,20 @@ func run(ctx context.Context, opts options) error {
 		return err
 	}
 
-	scheme, err := controllers.NewScheme()
-	if err != nil {
-		return err
-	}
-
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 scheme,
-		Cache:                  scope.ApplyTo(controllers.CacheOptions(opts.leaseNamespace, opts.ringName)),
+		Scheme:                 newScheme(),
+		Cache:                  scope.ApplyTo(cacheOptions(opts.leaseNamespace, opts.ringName)),
 		Metrics:                opts.metricsServerOptions(),
 		HealthProbeBindAddress: opts.probeAddr,
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	if _, err := controllers.Setup(mgr, controllers.ReplicaOptions{
-		ShardID: opts.shardID,
-		Prober: probing.NewHTTPProber(probing.HTTPProberOptions{
-			DNSServer: opts.dnsServer,
-			UserAgent: "webchecker (shard " + opts.shardID + ")",
-			Egress:    policy,
-		}),
-		ProbeWorkers:   opts.probeWorkers,
-		LeaseNamespace: opts.leaseNamespace,
-		RingName:       opts.ringName,
-		LeaseDuration:  opts.leaseDuration,
-		RenewInterval:  opts.leaseRenewInterval,
-		SafetyMargin:   opts.safetyMargin(),
-		VirtualNodes:   opts.virtualNodes,
-		Logger:         ctrl.Log,
-
-		SecretAccess: opts.secretAccess,
-		Scope:        scope,
-	}); err != nil {
+	if _, err := setupReplica(mgr, opts.replicaOptions(policy, scope)); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {

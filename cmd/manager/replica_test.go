@@ -1,10 +1,12 @@
-package sharding_test
+package main
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/url"
 	"os"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -25,51 +26,61 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/probetest"
 	"github.com/networkio/webchecker/sharding/membership"
 )
 
-var cp *framework.ControlPlane
+// The replica tests share one control plane, started by the first test that
+// needs it; the options tests need none.
+var (
+	cpOnce sync.Once
+	cp     *framework.ControlPlane
+	cpErr  error
+)
 
 func TestMain(m *testing.M) {
 	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
-	os.Exit(framework.RunWithControlPlane(func(started *framework.ControlPlane) int {
-		cp = started
-		return m.Run()
-	}))
+	code := m.Run()
+	if cp != nil {
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
-func newScheme(t *testing.T) *runtime.Scheme {
+// controlPlane returns the shared control plane, starting it on first use.
+func controlPlane(t *testing.T) *framework.ControlPlane {
 	t.Helper()
-	scheme, err := controllers.NewScheme()
-	require.NoError(t, err)
-	return scheme
+	cpOnce.Do(func() { cp, cpErr = framework.StartControlPlane() })
+	require.NoError(t, cpErr, "starting the control plane")
+	return cp
 }
 
-// startReplica runs one replica in this process against cfg until the test
-// ends.
-func startReplica(t *testing.T, cfg *rest.Config, opts controllers.ReplicaOptions) *controllers.Replica {
+// startReplica runs one replica, wired as the manager binary wires it, in
+// this process against cfg until the test ends.
+func startReplica(t *testing.T, cfg *rest.Config, opts replicaOptions) *replica {
 	t.Helper()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 newScheme(t),
-		Cache:                  controllers.CacheOptions(opts.LeaseNamespace, opts.RingName),
+		Scheme:                 newScheme(),
+		Cache:                  cacheOptions(opts.leaseNamespace, opts.ringName),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
 		HealthProbeBindAddress: "0",
 		// Several replicas run in this one process, one after the other.
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	require.NoError(t, err)
-	opts.Logger = ctrl.Log.WithName(opts.ShardID)
-	if opts.Registerer == nil {
-		opts.Registerer = prometheus.NewRegistry() // one per replica
+	opts.logger = ctrl.Log.WithName(opts.shardID)
+	if opts.registerer == nil {
+		opts.registerer = prometheus.NewRegistry() // one per replica
 	}
-	replica, err := controllers.Setup(mgr, opts)
+	r, err := setupReplica(mgr, opts)
 	require.NoError(t, err)
 	framework.RunInTest(t, mgr)
-	return replica
+	return r
 }
 
 // TestReplicaFencesItselfWhenCutOff runs one replica whose only way to the
@@ -82,8 +93,8 @@ func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
 		safetyMargin  = 750 * time.Millisecond
 		interval      = time.Second
 	)
-	scheme := newScheme(t)
-	direct, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	cp := controlPlane(t)
+	direct, err := client.New(cp.Config, client.Options{Scheme: newScheme()})
 	require.NoError(t, err)
 
 	apiURL, err := url.Parse(cp.Config.Host)
@@ -98,15 +109,15 @@ func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
 	target := framework.NewTarget()
 	t.Cleanup(target.Close)
 
-	replica := startReplica(t, viaProxy, controllers.ReplicaOptions{
-		ShardID:        "cut-off",
-		Prober:         probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr()}),
-		InitialJitter:  100 * time.Millisecond,
-		LeaseNamespace: "default",
-		RingName:       "fencing-test",
-		LeaseDuration:  leaseDuration,
-		RenewInterval:  renewInterval,
-		SafetyMargin:   safetyMargin,
+	r := startReplica(t, viaProxy, replicaOptions{
+		shardID:        "cut-off",
+		prober:         probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr()}),
+		initialJitter:  100 * time.Millisecond,
+		leaseNamespace: "default",
+		ringName:       "fencing-test",
+		leaseDuration:  leaseDuration,
+		renewInterval:  renewInterval,
+		safetyMargin:   safetyMargin,
 	})
 	t.Cleanup(proxy.Restore) // runs before the replica stops: let it release its Lease
 
@@ -129,16 +140,16 @@ func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
 		}
 		return meta.IsStatusConditionTrue(got.Status.Conditions, webcheckerv1alpha1.ConditionReady) && got.Status.Shard == "cut-off"
 	}, 10*time.Second, 50*time.Millisecond, "never Ready")
-	require.False(t, replica.Heartbeat.Fenced())
+	require.False(t, r.heartbeat.Fenced())
 
 	// Partition: within the lease duration the replica fences itself and
 	// stops probing.
 	cut := time.Now()
 	proxy.Cut()
-	require.Eventually(t, replica.Heartbeat.Fenced, leaseDuration, 20*time.Millisecond, "not fenced within the lease duration")
+	require.Eventually(t, r.heartbeat.Fenced, leaseDuration, 20*time.Millisecond, "not fenced within the lease duration")
 	fencedAfter := time.Since(cut)
 	t.Logf("fenced %s after the cut (lease duration %s, safety margin %s)", fencedAfter.Round(time.Millisecond), leaseDuration, safetyMargin)
-	assert.False(t, replica.Assigner.Owns(client.ObjectKeyFromObject(wc)))
+	assert.False(t, r.assigner.Owns(client.ObjectKeyFromObject(wc)))
 	// A probe already running may still finish; none may start after.
 	time.Sleep(interval)
 	quiet := target.Count("/fenced")
@@ -147,9 +158,9 @@ func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
 
 	// Reconnected: it renews, owns its checker again and probes it.
 	proxy.Restore()
-	require.Eventually(t, func() bool { return !replica.Heartbeat.Fenced() }, 10*time.Second, 20*time.Millisecond, "still fenced after the API came back")
+	require.Eventually(t, func() bool { return !r.heartbeat.Fenced() }, 10*time.Second, 20*time.Millisecond, "still fenced after the API came back")
 	require.Eventually(t, func() bool { return target.Count("/fenced") > quiet }, 10*time.Second, 50*time.Millisecond, "probing did not resume")
-	assert.True(t, replica.Assigner.Owns(client.ObjectKeyFromObject(wc)))
+	assert.True(t, r.assigner.Owns(client.ObjectKeyFromObject(wc)))
 }
 
 // TestReplicaDeletesStaleLeases checks that the Lease a crashed replica left
@@ -157,7 +168,8 @@ func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
 // that other Leases are left alone.
 func TestReplicaDeletesStaleLeases(t *testing.T) {
 	const ringName = "stale-test"
-	direct, err := client.New(cp.Config, client.Options{Scheme: newScheme(t)})
+	cp := controlPlane(t)
+	direct, err := client.New(cp.Config, client.Options{Scheme: newScheme()})
 	require.NoError(t, err)
 	newLease := func(name, ring string, renewed time.Time) *coordinationv1.Lease {
 		l := &coordinationv1.Lease{
@@ -176,11 +188,11 @@ func TestReplicaDeletesStaleLeases(t *testing.T) {
 	recent := newLease("crashed-recently", ringName, time.Now().Add(-20*time.Second))
 	otherRing := newLease("other-ring", "another-ring", time.Now().Add(-5*time.Minute))
 
-	startReplica(t, cp.Config, controllers.ReplicaOptions{
-		ShardID:        "collector",
-		Prober:         probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: probetest.NewTestDNSServer(t, nil).Addr()}),
-		LeaseNamespace: "default",
-		RingName:       ringName,
+	startReplica(t, cp.Config, replicaOptions{
+		shardID:        "collector",
+		prober:         probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: probetest.NewTestDNSServer(t, nil).Addr()}),
+		leaseNamespace: "default",
+		ringName:       ringName,
 	})
 	exists := func(l *coordinationv1.Lease) bool {
 		err := direct.Get(context.Background(), client.ObjectKeyFromObject(l), &coordinationv1.Lease{})

@@ -1,0 +1,200 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/prometheus/client_golang/prometheus"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/metrics"
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/scheduler"
+	"github.com/networkio/webchecker/sharding"
+	"github.com/networkio/webchecker/sharding/membership"
+)
+
+// replicaOptions configure one replica of the operator: what setupReplica
+// wires into a manager. Zero durations and counts take the defaults of the
+// component they configure.
+type replicaOptions struct {
+	// shardID is this replica's identity (Lease name, status.shard).
+	shardID string
+	// prober runs the probes.
+	prober probing.Prober
+	// probeWorkers bounds concurrent probes.
+	probeWorkers int
+	// initialJitter bounds the delay of a checker's first probe.
+	initialJitter time.Duration
+	// leaseNamespace and ringName select the ring's Leases.
+	leaseNamespace, ringName string
+	// leaseDuration, renewInterval and safetyMargin time the Lease (see
+	// membership.HeartbeatOptions).
+	leaseDuration, renewInterval, safetyMargin time.Duration
+	// virtualNodes per replica on the ring.
+	virtualNodes int
+	// clock drives leases, scheduling and status timestamps (the real
+	// clock when nil).
+	clock clock.WithTickerAndDelayedExecution
+	// logger is the parent logger of every component.
+	logger logr.Logger
+	// secretAccess lets checkers read header values, credentials and CA
+	// bundles from Secrets in their namespace. When false the replica never
+	// reads or watches a Secret, and needs no RBAC for them.
+	secretAccess bool
+	// scope limits the namespaces served and the Secrets used; the
+	// manager's cache must be built with scope.ApplyTo.
+	scope controllers.WatchScope
+	// registerer receives the replica's metrics (controller-runtime's
+	// registry, which the manager serves, when nil).
+	registerer prometheus.Registerer
+}
+
+// replica is what setupReplica wired into the manager.
+type replica struct {
+	scheduler *scheduler.Scheduler
+	heartbeat *membership.Heartbeat
+	assigner  *sharding.Assigner
+	metrics   *metrics.Metrics
+}
+
+// cacheOptions restricts the manager's cache to what a replica needs of
+// Leases: those of its own ring only.
+func cacheOptions(leaseNamespace, ringName string) cache.Options {
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&coordinationv1.Lease{}: sharding.LeaseCacheOptions(leaseNamespace, ringName),
+	}}
+}
+
+// setupReplica wires one replica into mgr, whose cache must be built with
+// cacheOptions: the Lease heartbeat and the ring assigner (who owns which
+// checker), the probe scheduler, the metrics, and the WebChecker
+// reconciler. Probe outcomes and ownership changes reach the reconciler
+// through one Trigger; the heartbeat, assigner and scheduler run on every
+// replica.
+func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
+	if opts.clock == nil {
+		opts.clock = clock.RealClock{}
+	}
+	if opts.registerer == nil {
+		opts.registerer = ctrlmetrics.Registry
+	}
+	trigger := controllers.NewTrigger(0)
+	r := &replica{metrics: metrics.New()}
+	var err error
+	if r.heartbeat, r.assigner, err = setupMembership(mgr, opts, trigger); err != nil {
+		return nil, err
+	}
+	r.scheduler, err = scheduler.New(scheduler.Options{
+		Prober:        opts.prober,
+		Workers:       opts.probeWorkers,
+		InitialJitter: opts.initialJitter,
+		Clock:         opts.clock,
+		Owns:          r.assigner.Owns,
+		Notify:        trigger.Notify,
+		Observer:      r.metrics,
+		Logger:        opts.logger.WithName("scheduler"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("creating scheduler: %w", err)
+	}
+	if err := mgr.Add(r.scheduler); err != nil {
+		return nil, fmt.Errorf("adding scheduler: %w", err)
+	}
+	if err := r.metrics.Register(opts.registerer, r.scheduler, r.assigner); err != nil {
+		return nil, err
+	}
+	reconciler := &controllers.WebCheckerReconciler{
+		Scheduler:         r.scheduler,
+		Ownership:         r.assigner,
+		Trigger:           trigger,
+		Clock:             opts.clock,
+		Metrics:           r.metrics,
+		NamespaceSelector: opts.scope.NamespaceSelector,
+		SecretSelector:    opts.scope.SecretSelector,
+	}
+	if opts.secretAccess {
+		reconciler.Secrets = mgr.GetClient()
+	}
+	if err := reconciler.SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up webchecker controller: %w", err)
+	}
+	return r, nil
+}
+
+// setupMembership wires the replica's Lease heartbeat and the assigner that
+// builds the ring from the Leases; the assigner reports every checker whose
+// ownership changed to trigger.
+func setupMembership(mgr ctrl.Manager, opts replicaOptions, trigger controllers.Trigger) (*membership.Heartbeat, *sharding.Assigner, error) {
+	clientset, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return nil, nil, fmt.Errorf("creating lease client: %w", err)
+	}
+	var assigner *sharding.Assigner
+	heartbeat, err := membership.NewHeartbeat(membership.HeartbeatOptions{
+		Client:        clientset.CoordinationV1(),
+		Namespace:     opts.leaseNamespace,
+		ID:            opts.shardID,
+		RingName:      opts.ringName,
+		LeaseDuration: opts.leaseDuration,
+		RenewInterval: opts.renewInterval,
+		SafetyMargin:  opts.safetyMargin,
+		Clock:         opts.clock,
+		// TODO(arch): replaced by the heartbeat's channel of fencing changes.
+		OnFencingChange: func(bool) { assigner.Poke() },
+		Logger:          opts.logger.WithName("heartbeat"),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	assigner, err = sharding.NewAssigner(sharding.AssignerOptions{
+		ID:           opts.shardID,
+		Cache:        mgr.GetCache(),
+		Namespace:    opts.leaseNamespace,
+		RingName:     opts.ringName,
+		VirtualNodes: opts.virtualNodes,
+		Fencer:       heartbeat,
+		Keys:         checkerKeys(mgr.GetCache()),
+		Deleter:      mgr.GetClient(),
+		Notify:       trigger.Notify,
+		Clock:        opts.clock,
+		Logger:       opts.logger.WithName("assigner"),
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, runnable := range []manager.Runnable{heartbeat, assigner} {
+		if err := mgr.Add(runnable); err != nil {
+			return nil, nil, fmt.Errorf("adding runnable: %w", err)
+		}
+	}
+	return heartbeat, assigner, nil
+}
+
+// checkerKeys returns a function listing the keys of every WebChecker in
+// reader (the manager's cache).
+func checkerKeys(reader client.Reader) func(ctx context.Context) ([]types.NamespacedName, error) {
+	return func(ctx context.Context) ([]types.NamespacedName, error) {
+		var list webcheckerv1alpha1.WebCheckerList
+		if err := reader.List(ctx, &list); err != nil {
+			return nil, fmt.Errorf("listing WebCheckers: %w", err)
+		}
+		keys := make([]types.NamespacedName, 0, len(list.Items))
+		for i := range list.Items {
+			keys = append(keys, client.ObjectKeyFromObject(&list.Items[i]))
+		}
+		return keys, nil
+	}
+}
