@@ -286,97 +286,100 @@ func secretHeader(name, key string) *webcheckerv1alpha1.HeaderValueSource {
 	return &webcheckerv1alpha1.HeaderValueSource{SecretKeyRef: webcheckerv1alpha1.SecretKeySelector{Name: name, Key: key}}
 }
 
+// invalidSpecs are specs the API server must reject, each with (part of)
+// the message that says why.
+var invalidSpecs = map[string]struct {
+	mutate func(*webcheckerv1alpha1.WebCheckerSpec)
+	want   string
+}{
+	"no host":             {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "" }, "spec.host"},
+	"unparseable URL":     {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://exa mple.com" }, "host must be a valid URL"},
+	"unparseable port":    {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "example.com:http" }, "host must be a valid URL"},
+	"ftp scheme":          {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "ftp://example.com" }, "host must use the http or https scheme"},
+	"path in host":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://example.com/health" }, "host must not contain a path"},
+	"query in host":       {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://example.com?x=1" }, "host must not contain a query or fragment"},
+	"fragment in host":    {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://example.com#top" }, "host must not contain a query or fragment"},
+	"credentials in host": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://user:secret@example.com" }, "host must not contain credentials"},
+	"double slash path":   {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "//example.org/x" }, "path must start with a single /"},
+	"fragment in path":    {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "/x#frag" }, "path must not contain a fragment"},
+	"relative path":       {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "health" }, "path must start with a single /"},
+	"timeout = interval":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Timeout = &metav1.Duration{Duration: 10 * time.Second} }, "timeout must be less than interval"},
+	"timeout > interval":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Timeout = &metav1.Duration{Duration: time.Minute} }, "timeout must be less than interval"},
+	"interval below 1s": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Interval.Duration = 500 * time.Millisecond
+		s.Timeout.Duration = 100 * time.Millisecond
+	}, "interval must be at least 1s"},
+	"status code below":     {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ExpectedStatusCodes = []int32{99} }, "should be greater than or equal to 100"},
+	"status code above":     {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ExpectedStatusCodes = []int32{200, 600} }, "should be less than or equal to 599"},
+	"unknown method":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Method = "TRACE" }, `supported values: "GET", "HEAD", "POST", "PUT", "OPTIONS"`},
+	"duplicate status code": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ExpectedStatusCodes = []int32{200, 200} }, "Duplicate value"},
+	"body with GET":         {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Body = `{"ping":1}` }, "body requires method POST or PUT"},
+	"body with OPTIONS": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Method, s.Body = "OPTIONS", "x"
+	}, "body requires method POST or PUT"},
+	"bodyMatch with HEAD": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Method, s.BodyMatch = "HEAD", &webcheckerv1alpha1.BodyMatch{Regex: "ok"}
+	}, "bodyMatch cannot be used with method HEAD"},
+	"unbalanced regex": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "(ok"} }, "regex must be a valid RE2 regular expression"},
+	"lookahead regex": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "(?=ok)"}
+	}, "regex must be a valid RE2 regular expression"},
+	"empty regex": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.BodyMatch = &webcheckerv1alpha1.BodyMatch{} }, "spec.bodyMatch.regex"},
+	"huge maxBodyBytes": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "ok", MaxBodyBytes: ptr.To[int64](2 << 20)}
+	}, "should be less than or equal to 1048576"},
+	"zero maxBodyBytes": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "ok", MaxBodyBytes: ptr.To[int64](0)}
+	}, "should be greater than or equal to 1"},
+	"header name with a space": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "X Api", Value: "1"}}
+	}, "spec.headers[0].name"},
+	"header value with CRLF": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "X-Api", Value: "1\r\nX-Injected: yes"}}
+	}, "header values must not contain control characters"},
+	"hop-by-hop header": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "Transfer-Encoding", Value: "chunked"}}
+	}, "this header is set by the prober"},
+	"header with value and valueFrom": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "X-Api", Value: "1", ValueFrom: secretHeader("api", "key")}}
+	}, "a header needs exactly one of value or valueFrom"},
+	"header without a value": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "X-Api"}}
+	}, "a header needs exactly one of value or valueFrom"},
+	"headers differing in case": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "X-Api", Value: "1"}, {Name: "x-api", Value: "2"}}
+	}, "header names must be unique, ignoring case"},
+	"header key with a slash": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "X-Api", ValueFrom: secretHeader("api", "a/b")}}
+	}, "spec.headers[0].valueFrom.secretKeyRef.key"},
+	"basic and bearer auth": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.BasicAuthSecretRef = &webcheckerv1alpha1.SecretReference{Name: "basic"}
+		s.BearerTokenSecretRef = &webcheckerv1alpha1.SecretKeySelector{Name: "bearer", Key: "token"}
+	}, "basicAuthSecretRef and bearerTokenSecretRef are mutually exclusive"},
+	"Authorization header and bearer auth": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "authorization", Value: "Basic eDp5"}}
+		s.BearerTokenSecretRef = &webcheckerv1alpha1.SecretKeySelector{Name: "bearer", Key: "token"}
+	}, "an Authorization header cannot be combined with basicAuthSecretRef or bearerTokenSecretRef"},
+	"invalid Secret name": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.BasicAuthSecretRef = &webcheckerv1alpha1.SecretReference{Name: "My_Secret"}
+	}, "spec.basicAuthSecretRef.name"},
+	"insecure with a CA": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true, CASecretRef: &webcheckerv1alpha1.SecretKeySelector{Name: "ca", Key: "ca.crt"}}
+	}, "caSecretRef has no effect with insecureSkipVerify"},
+	"unknown TLS version": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TLS = &webcheckerv1alpha1.TLSOptions{MinVersion: "1.4"} }, `supported values: "1.0", "1.1", "1.2", "1.3"`},
+	"invalid server name": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.TLS = &webcheckerv1alpha1.TLSOptions{ServerName: "exa mple.com"}
+	}, "spec.tls.serverName"},
+	"negative cert expiry": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.TLS = &webcheckerv1alpha1.TLSOptions{CertExpiryWarning: &metav1.Duration{Duration: -time.Hour}}
+	}, "spec.tls.certExpiryWarning"},
+	"unknown IP family": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.IPFamily = "IPv5" }, `supported values: "IPv4", "IPv6", "Any"`},
+}
+
 func TestInvalidSpecsAreRejectedByTheAPIServer(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
-	tests := map[string]struct {
-		mutate func(*webcheckerv1alpha1.WebCheckerSpec)
-		want   string
-	}{
-		"no host":             {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "" }, "spec.host"},
-		"unparseable URL":     {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://exa mple.com" }, "host must be a valid URL"},
-		"unparseable port":    {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "example.com:http" }, "host must be a valid URL"},
-		"ftp scheme":          {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "ftp://example.com" }, "host must use the http or https scheme"},
-		"path in host":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://example.com/health" }, "host must not contain a path"},
-		"query in host":       {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://example.com?x=1" }, "host must not contain a query or fragment"},
-		"fragment in host":    {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://example.com#top" }, "host must not contain a query or fragment"},
-		"credentials in host": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://user:secret@example.com" }, "host must not contain credentials"},
-		"double slash path":   {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "//example.org/x" }, "path must start with a single /"},
-		"fragment in path":    {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "/x#frag" }, "path must not contain a fragment"},
-		"relative path":       {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "health" }, "path must start with a single /"},
-		"timeout = interval":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Timeout = &metav1.Duration{Duration: 10 * time.Second} }, "timeout must be less than interval"},
-		"timeout > interval":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Timeout = &metav1.Duration{Duration: time.Minute} }, "timeout must be less than interval"},
-		"interval below 1s": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.Interval.Duration = 500 * time.Millisecond
-			s.Timeout.Duration = 100 * time.Millisecond
-		}, "interval must be at least 1s"},
-		"status code below":     {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ExpectedStatusCodes = []int32{99} }, "should be greater than or equal to 100"},
-		"status code above":     {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ExpectedStatusCodes = []int32{200, 600} }, "should be less than or equal to 599"},
-		"unknown method":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Method = "TRACE" }, `supported values: "GET", "HEAD", "POST", "PUT", "OPTIONS"`},
-		"duplicate status code": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ExpectedStatusCodes = []int32{200, 200} }, "Duplicate value"},
-		"body with GET":         {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Body = `{"ping":1}` }, "body requires method POST or PUT"},
-		"body with OPTIONS": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.Method, s.Body = "OPTIONS", "x"
-		}, "body requires method POST or PUT"},
-		"bodyMatch with HEAD": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.Method, s.BodyMatch = "HEAD", &webcheckerv1alpha1.BodyMatch{Regex: "ok"}
-		}, "bodyMatch cannot be used with method HEAD"},
-		"unbalanced regex": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "(ok"} }, "regex must be a valid RE2 regular expression"},
-		"lookahead regex": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "(?=ok)"}
-		}, "regex must be a valid RE2 regular expression"},
-		"empty regex": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.BodyMatch = &webcheckerv1alpha1.BodyMatch{} }, "spec.bodyMatch.regex"},
-		"huge maxBodyBytes": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "ok", MaxBodyBytes: ptr.To[int64](2 << 20)}
-		}, "should be less than or equal to 1048576"},
-		"zero maxBodyBytes": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "ok", MaxBodyBytes: ptr.To[int64](0)}
-		}, "should be greater than or equal to 1"},
-		"header name with a space": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "X Api", Value: "1"}}
-		}, "spec.headers[0].name"},
-		"header value with CRLF": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "X-Api", Value: "1\r\nX-Injected: yes"}}
-		}, "header values must not contain control characters"},
-		"hop-by-hop header": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "Transfer-Encoding", Value: "chunked"}}
-		}, "this header is set by the prober"},
-		"header with value and valueFrom": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "X-Api", Value: "1", ValueFrom: secretHeader("api", "key")}}
-		}, "a header needs exactly one of value or valueFrom"},
-		"header without a value": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "X-Api"}}
-		}, "a header needs exactly one of value or valueFrom"},
-		"headers differing in case": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "X-Api", Value: "1"}, {Name: "x-api", Value: "2"}}
-		}, "header names must be unique, ignoring case"},
-		"header key with a slash": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "X-Api", ValueFrom: secretHeader("api", "a/b")}}
-		}, "spec.headers[0].valueFrom.secretKeyRef.key"},
-		"basic and bearer auth": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.BasicAuthSecretRef = &webcheckerv1alpha1.SecretReference{Name: "basic"}
-			s.BearerTokenSecretRef = &webcheckerv1alpha1.SecretKeySelector{Name: "bearer", Key: "token"}
-		}, "basicAuthSecretRef and bearerTokenSecretRef are mutually exclusive"},
-		"Authorization header and bearer auth": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "authorization", Value: "Basic eDp5"}}
-			s.BearerTokenSecretRef = &webcheckerv1alpha1.SecretKeySelector{Name: "bearer", Key: "token"}
-		}, "an Authorization header cannot be combined with basicAuthSecretRef or bearerTokenSecretRef"},
-		"invalid Secret name": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.BasicAuthSecretRef = &webcheckerv1alpha1.SecretReference{Name: "My_Secret"}
-		}, "spec.basicAuthSecretRef.name"},
-		"insecure with a CA": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true, CASecretRef: &webcheckerv1alpha1.SecretKeySelector{Name: "ca", Key: "ca.crt"}}
-		}, "caSecretRef has no effect with insecureSkipVerify"},
-		"unknown TLS version": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TLS = &webcheckerv1alpha1.TLSOptions{MinVersion: "1.4"} }, `supported values: "1.0", "1.1", "1.2", "1.3"`},
-		"invalid server name": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.TLS = &webcheckerv1alpha1.TLSOptions{ServerName: "exa mple.com"}
-		}, "spec.tls.serverName"},
-		"negative cert expiry": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.TLS = &webcheckerv1alpha1.TLSOptions{CertExpiryWarning: &metav1.Duration{Duration: -time.Hour}}
-		}, "spec.tls.certExpiryWarning"},
-		"unknown IP family": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.IPFamily = "IPv5" }, `supported values: "IPv4", "IPv6", "Any"`},
-	}
-	for name, tc := range tests {
+	for name, tc := range invalidSpecs {
 		t.Run(name, func(t *testing.T) {
 			wc := &webcheckerv1alpha1.WebChecker{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: strings.ToLower(strings.ReplaceAll(name, " ", "-"))},
@@ -396,8 +399,13 @@ func TestInvalidSpecsAreRejectedByTheAPIServer(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.want)
 		})
 	}
+}
 
-	// Every option at once is accepted, and defaulted.
+// TestValidSpecsAreAcceptedAndDefaulted checks that every option at once is
+// accepted and defaulted, and so are the valid forms of host.
+func TestValidSpecsAreAcceptedAndDefaulted(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
 	full := newChecker(ns, "every-option", "https://example.com", "/api")
 	full.Spec.Method, full.Spec.Body = "POST", `{"ping":1}`
 	full.Spec.Headers = []webcheckerv1alpha1.HTTPHeader{
@@ -409,10 +417,9 @@ func TestInvalidSpecsAreRejectedByTheAPIServer(t *testing.T) {
 	full.Spec.BearerTokenSecretRef = &webcheckerv1alpha1.SecretKeySelector{Name: "bearer", Key: "token"}
 	full.Spec.IPFamily = webcheckerv1alpha1.IPFamilyIPv6
 	require.NoError(t, k8sClient.Create(context.Background(), full, client.DryRunAll))
-	assert.Equal(t, ptr.To[int64](64<<10), full.Spec.BodyMatch.MaxBodyBytes)
-	assert.Equal(t, &metav1.Duration{Duration: 14 * 24 * time.Hour}, full.Spec.TLS.CertExpiryWarning)
+	assert.Equal(t, ptr.To(webcheckerv1alpha1.DefaultMaxBodyBytes), full.Spec.BodyMatch.MaxBodyBytes)
+	assert.Equal(t, &metav1.Duration{Duration: webcheckerv1alpha1.DefaultCertExpiryWarning}, full.Spec.TLS.CertExpiryWarning)
 
-	// And the valid forms of host are accepted.
 	for i, host := range []string{"example.com", "example.com:8080", "http://example.com/", "https://example.com:8443", "http://[::1]:8080", "http://127.0.0.1"} {
 		wc := newChecker(ns, fmt.Sprintf("valid-%d", i), host, "/healthz?full=1")
 		assert.NoError(t, k8sClient.Create(context.Background(), wc, client.DryRunAll), "host %q", host)
