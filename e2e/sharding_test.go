@@ -26,7 +26,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/sharding/membership"
 	"github.com/networkio/webchecker/sharding/ring"
@@ -242,7 +241,7 @@ func newShardingEnv(t *testing.T) *shardingEnv {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 
-	scheme, err := controllers.NewScheme()
+	scheme, err := framework.NewScheme()
 	require.NoError(t, err)
 	cfg := *cp.Config
 	cfg.QPS, cfg.Burst = 500, 1000 // 300 creations and frequent polls
