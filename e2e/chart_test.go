@@ -36,7 +36,7 @@ func TestChartInstall(t *testing.T) {
 	require.NoError(t, err)
 	helm, err := cluster.Helm(chartNamespace)
 	require.NoError(t, err)
-	kubectl := kubectlFor(t, cluster)
+	kubectl := framework.KubectlFor(t, cluster)
 
 	// helm install webchecker charts/webchecker -n webchecker --create-namespace
 	install := action.NewInstall(helm)
