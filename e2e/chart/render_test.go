@@ -1,4 +1,4 @@
-package e2e_test
+package chart_test
 
 import (
 	"bytes"
@@ -20,14 +20,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/networkio/webchecker/e2e/chart"
 	"github.com/networkio/webchecker/e2e/framework"
-)
-
-// The chart tests render and install the chart as release "webchecker" in
-// namespace "webchecker", as the README's quick start does.
-const (
-	chartRelease   = "webchecker"
-	chartNamespace = "webchecker"
 )
 
 // chartAllFeatures are values that switch on every optional feature that
@@ -45,7 +39,7 @@ var chartAllFeatures = map[string]any{
 func TestChartLintStrict(t *testing.T) {
 	for name, values := range map[string]map[string]any{"defaults": nil, "every feature": chartAllFeatures} {
 		t.Run(name, func(t *testing.T) {
-			messages, err := framework.LintChart(chartNamespace, values)
+			messages, err := chart.Lint(chartNamespace, values)
 			assert.NoError(t, err, "messages: %v", messages)
 		})
 	}
@@ -54,11 +48,13 @@ func TestChartLintStrict(t *testing.T) {
 // rendered is a rendered chart, looked up by kind and name.
 type rendered []*unstructured.Unstructured
 
+// renderChart renders the chart with values, as release chartRelease in
+// namespace chartNamespace.
 func renderChart(t *testing.T, values map[string]any) rendered {
 	t.Helper()
-	ch, err := framework.LoadChart()
+	ch, err := chart.Load()
 	require.NoError(t, err)
-	objs, err := framework.RenderChart(ch, chartRelease, chartNamespace, values)
+	objs, err := chart.Render(ch, chartRelease, chartNamespace, values)
 	require.NoError(t, err)
 	return objs
 }
@@ -394,7 +390,7 @@ func TestChartValues(t *testing.T) {
 }
 
 func TestChartSchemaRejectsBadValues(t *testing.T) {
-	ch, err := framework.LoadChart()
+	ch, err := chart.Load()
 	require.NoError(t, err)
 	tests := map[string]struct {
 		values map[string]any
@@ -423,7 +419,7 @@ func TestChartSchemaRejectsBadValues(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := framework.RenderChart(ch, chartRelease, chartNamespace, tc.values)
+			_, err := chart.Render(ch, chartRelease, chartNamespace, tc.values)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -474,7 +470,7 @@ func TestChartRBACIsGenerated(t *testing.T) {
 	require.NoError(t, err)
 	data, err := os.ReadFile(filepath.Join(root, "config", "rbac", "role.yaml"))
 	require.NoError(t, err)
-	generated, err := framework.DecodeManifest(string(data))
+	generated, err := chart.DecodeManifest(string(data))
 	require.NoError(t, err)
 	want := map[string][]string{}
 	for _, obj := range generated {
