@@ -17,6 +17,8 @@ K8S_VERSION ?= v1.37.2
 K8S_MINOR := 37
 ETCD_VERSION ?= v3.7.3
 CONTROLLER_GEN_VERSION ?= v0.23.0
+# The helm binary for lint-chart; keep it at the Helm SDK version the chart
+# tests use (helm.sh/helm/v3 in e2e/chart/go.mod).
 HELM_VERSION ?= v3.22.0
 CHART := $(ROOT)/charts/webchecker
 # The release version is the chart's appVersion: image tag, chart and
@@ -44,6 +46,13 @@ HELM_LDFLAGS := -s -w -X helm.sh/helm/v3/internal/version.version=$(HELM_VERSION
 	-X helm.sh/helm/v3/pkg/chartutil.k8sVersionMajor=1 -X helm.sh/helm/v3/pkg/chartutil.k8sVersionMinor=$(K8S_MINOR)
 
 GO_TEST_FLAGS ?= -race -count=1
+# The Helm chart's tests are a Go module of their own, so that Helm stays out
+# of the project module's dependencies (and so out of the manager, the demo
+# and anyone importing the API). test, e2e and verify run them after the
+# project module's, with the same flags and environment.
+CHART_TESTS := e2e/chart
+# The end-to-end tests run the manager built by `make build`.
+E2E_TEST = WEBCHECKER_MANAGER=$(BIN)/manager go test $(GO_TEST_FLAGS) -timeout 15m
 # go vet builds with the tests' instrumentation, so that the packages it
 # compiles are the ones the tests reuse: on an empty build cache (CI on a
 # fresh machine) everything is compiled once, not twice.
@@ -88,6 +97,11 @@ manifests: $(CONTROLLER_GEN_STAMP) ## Generate the CRD and RBAC manifests under 
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	rm -f $(CHART)/files/crds/*.yaml && cp config/crd/bases/*.yaml $(CHART)/files/crds/
 
+.PHONY: tidy
+tidy: ## Tidy go.mod and go.sum of the project module and of the chart tests' module.
+	go mod tidy
+	cd $(CHART_TESTS) && go mod tidy
+
 .PHONY: docker-build
 docker-build: ## Build the container image $(IMG) (needs a Docker engine).
 	docker build -t $(IMG) .
@@ -99,26 +113,30 @@ lint-chart: $(HELM_STAMP) ## Lint the Helm chart (strict).
 ##@ Test
 
 .PHONY: test
-test: $(KUBE_STAMP) $(ETCD_STAMP) prometheus generate manifests build ## Run every test: unit, envtest integration, then e2e (with the chart's, which lint it with the Helm SDK).
+test: $(KUBE_STAMP) $(ETCD_STAMP) prometheus generate manifests build ## Run every test: unit, envtest integration, e2e, then the chart's (its own module; they lint it with the Helm SDK).
 	go test $(GO_TEST_FLAGS) -timeout 20m $$(go list ./... | grep -v /e2e)
-	WEBCHECKER_MANAGER=$(BIN)/manager go test $(GO_TEST_FLAGS) -timeout 15m ./e2e/...
+	$(E2E_TEST) ./e2e/...
+	cd $(CHART_TESTS) && $(E2E_TEST) ./...
 
 .PHONY: unit
 unit: ## Run only the tests that need no control plane.
 	go test $(GO_TEST_FLAGS) ./probing/... ./sharding/ring/... ./cmd/...
 
 .PHONY: e2e
-e2e: $(KUBE_STAMP) $(ETCD_STAMP) prometheus build ## Run only the end-to-end tests (the built manager against a local control plane).
-	WEBCHECKER_MANAGER=$(BIN)/manager go test $(GO_TEST_FLAGS) -timeout 15m -v ./e2e/...
+e2e: $(KUBE_STAMP) $(ETCD_STAMP) prometheus build ## Run only the end-to-end tests (the built manager against a local control plane), the chart's included.
+	$(E2E_TEST) -v ./e2e/...
+	cd $(CHART_TESTS) && $(E2E_TEST) -v ./...
 
 .PHONY: bench
 bench: ## Run the benchmarks and print their figures.
 	go test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: verify
-verify: generate manifests ## Check formatting, vet, and that generated files are up to date.
+verify: generate manifests ## Check formatting, vet, tidy go.mod files, and that generated files are up to date.
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet $(VET_FLAGS) ./...
+	cd $(CHART_TESTS) && go vet $(VET_FLAGS) ./...
+	@go mod tidy -diff && (cd $(CHART_TESTS) && go mod tidy -diff) || { echo "go.mod or go.sum is not tidy: run make tidy and commit"; exit 1; }
 	@git diff --exit-code -- api config $(CHART)/files || { echo "generated files are out of date: run make generate manifests and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config $(CHART)/files)" || { echo "untracked generated files:"; git status --porcelain -- api config $(CHART)/files; exit 1; }
 

@@ -1,8 +1,6 @@
 package e2e_test
 
 import (
-	"fmt"
-	"net"
 	"os"
 	"testing"
 
@@ -16,30 +14,14 @@ var (
 	dns         *probetest.DNSServer
 )
 
+// TestMain runs the tests with the manager binary, the DNS stub and one
+// control plane (with the CRDs) that they share.
 func TestMain(m *testing.M) {
-	os.Exit(runSuite(m))
-}
-
-func runSuite(m *testing.M) int {
-	dir, err := os.MkdirTemp("", "webchecker-e2e-")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer os.RemoveAll(dir)
-	if managerPath, err = framework.ManagerBinary(dir); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	// The managers resolve through this stub only: it knows nothing, so
-	// every name fails fast and locally.
-	if dns, err = probetest.NewDNSServer(map[string][]net.IP{}); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	defer dns.Close()
-	return framework.RunWithControlPlane(func(started *framework.ControlPlane) int {
-		cp = started
-		return m.Run()
-	})
+	os.Exit(framework.RunSuite(func(s *framework.Suite) int {
+		managerPath, dns = s.ManagerPath, s.DNS
+		return framework.RunWithControlPlane(func(started *framework.ControlPlane) int {
+			cp = started
+			return m.Run()
+		})
+	}))
 }

@@ -111,14 +111,3 @@ func generatedRBACUser(t *testing.T, user string, namespaces ...string) string {
 	require.NoError(t, err)
 	return kubeconfig
 }
-
-// kubectlFor returns a kubectl runner on c that fails the test when a
-// command fails, and returns its output otherwise.
-func kubectlFor(t *testing.T, c *framework.ControlPlane) func(args ...string) string {
-	return func(args ...string) string {
-		t.Helper()
-		out, err := c.Kubectl("", args...)
-		require.NoError(t, err, "kubectl %v", args)
-		return out
-	}
-}

@@ -18,7 +18,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/e2e/framework"
 )
 
@@ -51,7 +50,7 @@ const (
 func TestMetricsWithPrometheus(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	scheme, err := controllers.NewScheme()
+	scheme, err := framework.NewScheme()
 	require.NoError(t, err)
 	c, err := client.New(cp.Config, client.Options{Scheme: scheme})
 	require.NoError(t, err)

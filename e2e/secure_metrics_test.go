@@ -29,7 +29,7 @@ func TestSecureMetrics(t *testing.T) {
 		checker        = "guarded"
 	)
 	kubeconfig := generatedRBACUser(t, user, ns, leaseNamespace)
-	kubectl := kubectlFor(t, cp)
+	kubectl := framework.KubectlFor(t, cp)
 	// A scraper allowed to GET /metrics, and a stranger who is not.
 	kubectl("create", "serviceaccount", "scraper", "-n", ns)
 	kubectl("create", "serviceaccount", "stranger", "-n", ns)

@@ -1,10 +1,14 @@
 // Package framework is the test harness shared by the integration tests,
-// the end-to-end tests and the local demo: a real control plane
-// (kube-apiserver and etcd built by the Makefile, started through envtest)
-// with the project's CRDs installed (or none, for the chart to install),
-// HTTP targets on loopback that record what was probed, manager processes
-// run from the built binary, and the Helm chart rendered or installed with
-// the Helm SDK.
+// the end-to-end tests (those of the Helm chart, in their own module
+// e2e/chart, too) and the local demo: a real control plane (kube-apiserver
+// and etcd built by the Makefile, started through envtest) with the
+// project's CRDs installed (or none, for the chart to install), kubectl as
+// its admin or as another user, HTTP targets on loopback that record what
+// was probed, manager processes run from the built binary, and a loopback
+// DNS stub for them.
+//
+// It needs no Helm: the chart's tests keep the Helm SDK in their own module,
+// so neither the demo nor the project module depends on it.
 //
 // Nothing here sends traffic beyond the loopback interface.
 package framework

@@ -7,6 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // KubectlPath returns the kubectl built by `make tools`, found beside
@@ -44,4 +47,15 @@ func KubectlAs(kubeconfig, stdin string, args ...string) (string, error) {
 		return stdout.String(), fmt.Errorf("kubectl %s: %w: %s", strings.Join(args, " "), err, stderr.String())
 	}
 	return stdout.String(), nil
+}
+
+// KubectlFor returns a kubectl runner on cp, as its admin, that fails the
+// test when a command fails and returns the command's output otherwise.
+func KubectlFor(t testing.TB, cp *ControlPlane) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		out, err := cp.Kubectl("", args...)
+		require.NoError(t, err, "kubectl %v", args)
+		return out
+	}
 }

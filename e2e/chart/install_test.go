@@ -1,4 +1,4 @@
-package e2e_test
+package chart_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
 
+	"github.com/networkio/webchecker/e2e/chart"
 	"github.com/networkio/webchecker/e2e/framework"
 )
 
@@ -32,11 +33,11 @@ func TestChartInstall(t *testing.T) {
 	defer func() { assert.NoError(t, cluster.Stop()) }()
 	root, err := framework.RepoRoot()
 	require.NoError(t, err)
-	ch, err := framework.LoadChart()
+	ch, err := chart.Load()
 	require.NoError(t, err)
-	helm, err := cluster.Helm(chartNamespace)
+	helm, err := chart.ActionConfig(cluster, chartNamespace)
 	require.NoError(t, err)
-	kubectl := kubectlFor(t, cluster)
+	kubectl := framework.KubectlFor(t, cluster)
 
 	// helm install webchecker charts/webchecker -n webchecker --create-namespace
 	install := action.NewInstall(helm)
@@ -123,7 +124,7 @@ func TestChartInstall(t *testing.T) {
 // deploymentOf returns the Deployment in a release's manifest.
 func deploymentOf(t *testing.T, manifest string) *appsv1.Deployment {
 	t.Helper()
-	objs, err := framework.DecodeManifest(manifest)
+	objs, err := chart.DecodeManifest(manifest)
 	require.NoError(t, err)
 	return renderedAs[appsv1.Deployment](t, objs, "Deployment", "webchecker")
 }

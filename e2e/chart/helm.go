@@ -1,4 +1,4 @@
-package framework
+package chart
 
 import (
 	"bytes"
@@ -8,30 +8,32 @@ import (
 	"path/filepath"
 
 	"helm.sh/helm/v3/pkg/action"
-	"helm.sh/helm/v3/pkg/chart"
+	helmchart "helm.sh/helm/v3/pkg/chart"
 	"helm.sh/helm/v3/pkg/chart/loader"
 	"helm.sh/helm/v3/pkg/chartutil"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/cli-runtime/pkg/genericclioptions"
+
+	"github.com/networkio/webchecker/e2e/framework"
 )
 
 // KubeVersion is the Kubernetes version the control plane runs; charts are
 // rendered for it.
 const KubeVersion = "v1.37.2"
 
-// ChartDir returns the project's Helm chart directory, <repo>/charts/webchecker.
-func ChartDir() (string, error) {
-	root, err := RepoRoot()
+// Dir returns the project's Helm chart directory, <repo>/charts/webchecker.
+func Dir() (string, error) {
+	root, err := framework.RepoRoot()
 	if err != nil {
 		return "", err
 	}
 	return filepath.Join(root, "charts", "webchecker"), nil
 }
 
-// LoadChart loads the project's Helm chart from ChartDir.
-func LoadChart() (*chart.Chart, error) {
-	dir, err := ChartDir()
+// Load loads the project's Helm chart from Dir.
+func Load() (*helmchart.Chart, error) {
+	dir, err := Dir()
 	if err != nil {
 		return nil, err
 	}
@@ -42,11 +44,11 @@ func LoadChart() (*chart.Chart, error) {
 	return ch, nil
 }
 
-// LintChart lints the chart as `helm lint --strict` does (the same Helm
-// code, so make test needs no helm binary): it returns every message, and
-// an error that lists those that fail a strict lint (warnings and worse).
-func LintChart(namespace string, values map[string]any) ([]string, error) {
-	dir, err := ChartDir()
+// Lint lints the chart as `helm lint --strict` does (the same Helm code, so
+// make test needs no helm binary): it returns every message, and an error
+// that lists those that fail a strict lint (warnings and worse).
+func Lint(namespace string, values map[string]any) ([]string, error) {
+	dir, err := Dir()
 	if err != nil {
 		return nil, err
 	}
@@ -69,10 +71,10 @@ func LintChart(namespace string, values map[string]any) ([]string, error) {
 	return messages, nil
 }
 
-// RenderChart renders ch as `helm template` does (no cluster; values
-// checked against values.schema.json) for a release name in namespace and
-// returns the rendered objects.
-func RenderChart(ch *chart.Chart, name, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
+// Render renders ch as `helm template` does (no cluster; values checked
+// against values.schema.json) for a release name in namespace and returns
+// the rendered objects.
+func Render(ch *helmchart.Chart, name, namespace string, values map[string]any) ([]*unstructured.Unstructured, error) {
 	install := action.NewInstall(&action.Configuration{})
 	install.DryRun, install.ClientOnly, install.Replace = true, true, true
 	install.ReleaseName, install.Namespace = name, namespace
@@ -108,12 +110,13 @@ func DecodeManifest(manifest string) ([]*unstructured.Unstructured, error) {
 	}
 }
 
-// Helm returns a Helm action configuration for releases in namespace of
-// this control plane, acting as its admin and storing releases in Secrets
-// as the helm CLI does.
-func (cp *ControlPlane) Helm(namespace string) (*action.Configuration, error) {
+// ActionConfig returns a Helm action configuration for releases in
+// namespace of the control plane cp, acting as its admin and storing
+// releases in Secrets as the helm CLI does. Helm's cache goes beside the
+// admin kubeconfig, into the directory cp.Stop removes.
+func ActionConfig(cp *framework.ControlPlane, namespace string) (*action.Configuration, error) {
 	flags := genericclioptions.NewConfigFlags(false)
-	cacheDir := filepath.Join(cp.dir, "helm-cache")
+	cacheDir := filepath.Join(filepath.Dir(cp.KubeconfigPath), "helm-cache")
 	flags.KubeConfig, flags.Namespace, flags.CacheDir = &cp.KubeconfigPath, &namespace, &cacheDir
 	cfg := &action.Configuration{}
 	if err := cfg.Init(flags, namespace, "secret", func(string, ...any) {}); err != nil {

@@ -1,11 +1,10 @@
-package e2e_test
+package chart_test
 
 import (
 	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 
@@ -20,14 +19,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/yaml"
 
+	"github.com/networkio/webchecker/e2e/chart"
 	"github.com/networkio/webchecker/e2e/framework"
-)
-
-// The chart tests render and install the chart as release "webchecker" in
-// namespace "webchecker", as the README's quick start does.
-const (
-	chartRelease   = "webchecker"
-	chartNamespace = "webchecker"
 )
 
 // chartAllFeatures are values that switch on every optional feature that
@@ -45,59 +38,10 @@ var chartAllFeatures = map[string]any{
 func TestChartLintStrict(t *testing.T) {
 	for name, values := range map[string]map[string]any{"defaults": nil, "every feature": chartAllFeatures} {
 		t.Run(name, func(t *testing.T) {
-			messages, err := framework.LintChart(chartNamespace, values)
+			messages, err := chart.Lint(chartNamespace, values)
 			assert.NoError(t, err, "messages: %v", messages)
 		})
 	}
-}
-
-// rendered is a rendered chart, looked up by kind and name.
-type rendered []*unstructured.Unstructured
-
-func renderChart(t *testing.T, values map[string]any) rendered {
-	t.Helper()
-	ch, err := framework.LoadChart()
-	require.NoError(t, err)
-	objs, err := framework.RenderChart(ch, chartRelease, chartNamespace, values)
-	require.NoError(t, err)
-	return objs
-}
-
-// kinds lists "Kind/name" of every object.
-func (r rendered) kinds() []string {
-	var out []string
-	for _, obj := range r {
-		out = append(out, obj.GetKind()+"/"+obj.GetName())
-	}
-	slices.Sort(out)
-	return out
-}
-
-func (r rendered) find(kind, name string) *unstructured.Unstructured {
-	for _, obj := range r {
-		if obj.GetKind() == kind && obj.GetName() == name {
-			return obj
-		}
-	}
-	return nil
-}
-
-// renderedAs converts the rendered object kind/name into a typed object;
-// it fails the test when there is none.
-func renderedAs[T any](t *testing.T, r rendered, kind, name string) *T {
-	t.Helper()
-	obj := r.find(kind, name)
-	require.NotNil(t, obj, "no %s/%s in %v", kind, name, r.kinds())
-	typed := new(T)
-	require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(obj.Object, typed, true))
-	return typed
-}
-
-func managerContainer(t *testing.T, r rendered) corev1.Container {
-	t.Helper()
-	deploy := renderedAs[appsv1.Deployment](t, r, "Deployment", "webchecker")
-	require.Len(t, deploy.Spec.Template.Spec.Containers, 1)
-	return deploy.Spec.Template.Spec.Containers[0]
 }
 
 func TestChartDefaults(t *testing.T) {
@@ -394,7 +338,7 @@ func TestChartValues(t *testing.T) {
 }
 
 func TestChartSchemaRejectsBadValues(t *testing.T) {
-	ch, err := framework.LoadChart()
+	ch, err := chart.Load()
 	require.NoError(t, err)
 	tests := map[string]struct {
 		values map[string]any
@@ -423,7 +367,7 @@ func TestChartSchemaRejectsBadValues(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			_, err := framework.RenderChart(ch, chartRelease, chartNamespace, tc.values)
+			_, err := chart.Render(ch, chartRelease, chartNamespace, tc.values)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 		})
@@ -474,7 +418,7 @@ func TestChartRBACIsGenerated(t *testing.T) {
 	require.NoError(t, err)
 	data, err := os.ReadFile(filepath.Join(root, "config", "rbac", "role.yaml"))
 	require.NoError(t, err)
-	generated, err := framework.DecodeManifest(string(data))
+	generated, err := chart.DecodeManifest(string(data))
 	require.NoError(t, err)
 	want := map[string][]string{}
 	for _, obj := range generated {
@@ -490,44 +434,6 @@ func TestChartRBACIsGenerated(t *testing.T) {
 		"the chart's ClusterRole differs from config/rbac/role.yaml")
 	assert.ElementsMatch(t, want["Role"], ruleSet(renderedAs[rbacv1.Role](t, r, "Role", "webchecker-manager").Rules),
 		"the chart's Role differs from config/rbac/role.yaml")
-}
-
-// flagsNamed returns the arguments that set the flag name (--name=value).
-func flagsNamed(args []string, name string) []string {
-	var out []string
-	for _, arg := range args {
-		if strings.HasPrefix(arg, name+"=") {
-			out = append(out, arg)
-		}
-	}
-	return out
-}
-
-// ruleSet flattens rules into one "group/resource:verb" (or "url:verb")
-// entry per permission, so that rules compare regardless of how they are
-// grouped and ordered.
-func ruleSet(rules []rbacv1.PolicyRule) []string {
-	var out []string
-	for _, rule := range rules {
-		for _, verb := range rule.Verbs {
-			for _, url := range rule.NonResourceURLs {
-				out = append(out, url+":"+verb)
-			}
-			for _, group := range rule.APIGroups {
-				for _, resource := range rule.Resources {
-					names := rule.ResourceNames
-					if len(names) == 0 {
-						names = []string{""}
-					}
-					for _, name := range names {
-						out = append(out, strings.TrimSuffix(group+"/"+resource+"/"+name, "/")+":"+verb)
-					}
-				}
-			}
-		}
-	}
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // TestChartWebCheckerDownAlert checks the PrometheusRule's rules with

@@ -1,0 +1,625 @@
+package e2e_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/sharding/membership"
+	"github.com/networkio/webchecker/sharding/ring"
+)
+
+// shardingEnv is the state of TestSharding: the clients, the target, the
+// records of probes and status writes, the replicas and the membership
+// history the test drove.
+type shardingEnv struct {
+	t          *testing.T
+	ctx        context.Context
+	c          client.WithWatch
+	ns         string
+	leaseNS    string
+	ringName   string
+	target     *framework.Target
+	hits       *hitIndex
+	rec        *statusRecorder
+	phaseStart time.Time
+
+	names  []string          // checker names; names[i] is probed at /c/i
+	pathOf map[string]string // checker name -> probe path
+
+	managers map[string]*framework.Manager
+	started  []string             // shard ids in start order
+	live     []string             // sorted ids of the replicas that must be live now
+	dead     map[string]time.Time // replica -> when it was killed or terminated
+	changes  []membershipChange
+	rings    map[string]*ring.Ring
+}
+
+// membershipChange is one change of the ring's members the test caused. It
+// starts with the action (kill, SIGTERM, start) and has settled once every
+// replica can have seen it; until changeGrace after that, the old and the
+// new owner of a checker may both write its status.
+type membershipChange struct {
+	what           string
+	start, settled time.Time
+	before, after  []string
+}
+
+func (c membershipChange) graceEnd() time.Time { return c.settled.Add(changeGrace) }
+
+func newShardingEnv(t *testing.T) *shardingEnv {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	scheme, err := framework.NewScheme()
+	require.NoError(t, err)
+	cfg := *cp.Config
+	cfg.QPS, cfg.Burst = 500, 1000 // 300 creations and frequent polls
+	c, err := client.NewWithWatch(&cfg, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+
+	e := &shardingEnv{
+		t: t, ctx: ctx, c: c,
+		ns:       shardingNamespace,
+		leaseNS:  shardingLeaseNamespace,
+		ringName: fmt.Sprintf("e2e-sharding-%d", time.Now().UnixNano()),
+		pathOf:   map[string]string{},
+		managers: map[string]*framework.Manager{},
+		dead:     map[string]time.Time{},
+		rings:    map[string]*ring.Ring{},
+	}
+	for _, ns := range []string{e.ns, e.leaseNS} {
+		err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+		if !apierrors.IsAlreadyExists(err) {
+			require.NoError(t, err, "creating namespace %s", ns)
+		}
+	}
+	for i := range shardingCheckers {
+		name := fmt.Sprintf("wc-%03d", i)
+		e.names = append(e.names, name)
+		e.pathOf[name] = "/c/" + strconv.Itoa(i)
+	}
+
+	e.target = framework.NewTarget()
+	t.Cleanup(e.target.Close)
+	e.hits = newHitIndex(e.target)
+
+	e.rec, err = startStatusRecorder(ctx, c, e.ns)
+	require.NoError(t, err)
+	t.Cleanup(e.rec.stop)
+
+	// Runs before the cleanups above (LIFO) but after the managers' own
+	// cleanups registered later: every process is gone by then.
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, id := range e.started {
+				t.Logf("----- last lines of manager %s -----\n%s", id, tail(e.managers[id].Log(), 60))
+			}
+		}
+		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer ccancel()
+		_ = c.DeleteAllOf(cctx, &webcheckerv1alpha1.WebChecker{}, client.InNamespace(e.ns))
+		_ = c.DeleteAllOf(cctx, &coordinationv1.Lease{}, client.InNamespace(e.leaseNS), client.MatchingLabels{membership.LabelRing: e.ringName})
+	})
+	return e
+}
+
+func (e *shardingEnv) phase(name string) {
+	e.phaseStart = time.Now()
+	e.t.Logf("===== phase: %s", name)
+}
+
+// startReplica starts a manager process in the ring and makes sure it is
+// killed when the test ends, whatever happens.
+func (e *shardingEnv) startReplica(id string) *framework.Manager {
+	e.t.Helper()
+	m, err := framework.StartManager(e.ctx, framework.ManagerOptions{
+		Binary:     managerPath,
+		Kubeconfig: cp.KubeconfigPath,
+		ShardID:    id,
+		DNSServer:  dns.Addr(),
+		Args: []string{
+			"--lease-namespace=" + e.leaseNS,
+			"--ring-name=" + e.ringName,
+			"--lease-duration=" + shardingLeaseDuration.String(),
+			"--lease-renew-interval=" + shardingRenewInterval.String(),
+			// Sub-second timestamps, to tell when a replica changed its ring.
+			"--zap-time-encoding=rfc3339nano",
+		},
+	})
+	require.NoError(e.t, err)
+	e.t.Cleanup(func() {
+		if !m.Exited() {
+			_ = m.Kill()
+		}
+	})
+	e.managers[id] = m
+	e.started = append(e.started, id)
+	e.live = sortedWith(e.live, id)
+	return m
+}
+
+// memberGone records that id was killed or terminated at start and that the
+// others can have dropped it from the ring by settled.
+func (e *shardingEnv) memberGone(id string, start, settled time.Time) {
+	before := slices.Clone(e.live)
+	e.live = slices.DeleteFunc(slices.Clone(e.live), func(m string) bool { return m == id })
+	e.dead[id] = start
+	e.changes = append(e.changes, membershipChange{what: id + " gone", start: start, settled: settled, before: before, after: slices.Clone(e.live)})
+}
+
+// waitGraceOver waits until the last membership change's grace period is
+// over, so that each phase starts from a settled ring.
+func (e *shardingEnv) waitGraceOver() {
+	if len(e.changes) == 0 {
+		return
+	}
+	if d := time.Until(e.changes[len(e.changes)-1].graceEnd()); d > 0 {
+		time.Sleep(d + 100*time.Millisecond)
+	}
+}
+
+// ring returns the ring of members (cached).
+func (e *shardingEnv) ring(members []string) *ring.Ring {
+	k := strings.Join(members, ",")
+	r, ok := e.rings[k]
+	if !ok {
+		r = ring.New(members, shardingVirtualNodes)
+		e.rings[k] = r
+	}
+	return r
+}
+
+// owners returns the owner of every checker in the ring of members.
+func (e *shardingEnv) owners(members []string) map[string]string {
+	r := e.ring(members)
+	owners := make(map[string]string, len(e.names))
+	for _, name := range e.names {
+		owners[name] = r.Owner(ring.Key(e.ns, name))
+	}
+	return owners
+}
+
+// ringAt returns the members the test expects at instant at.
+func (e *shardingEnv) ringAt(at time.Time) []string {
+	members := []string{"replica-a", "replica-b", "replica-c"}
+	for _, c := range e.changes {
+		if !c.start.After(at) {
+			members = c.after
+		}
+	}
+	return members
+}
+
+// ----------------------------------------------------------------------
+// Replicas' view of the ring.
+
+// ringLine is the part of the assigner's "Ring changed" log line the test
+// reads.
+type ringLine struct {
+	TS      string   `json:"ts"`
+	Msg     string   `json:"msg"`
+	Members []string `json:"members"`
+	Fenced  bool     `json:"fenced"`
+}
+
+// lastRing returns the last ring change a manager logged.
+func lastRing(log string) (ringLine, bool) {
+	var last ringLine
+	found := false
+	sc := bufio.NewScanner(strings.NewReader(log))
+	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.Contains(line, `"Ring changed"`) {
+			continue
+		}
+		var l ringLine
+		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "Ring changed" {
+			last, found = l, true
+		}
+	}
+	return last, found
+}
+
+// waitRingAgreed waits until every replica in members has logged, as its
+// last ring change, an unfenced ring of exactly members. It returns the
+// latest of their log timestamps (zero and a test failure on timeout).
+func (e *shardingEnv) waitRingAgreed(members []string, within time.Duration) time.Time {
+	e.t.Helper()
+	var latest time.Time
+	var views []string
+	ok := poll(within, 50*time.Millisecond, func() bool {
+		latest, views = time.Time{}, nil
+		agreed := true
+		for _, id := range members {
+			l, found := lastRing(e.managers[id].Log())
+			views = append(views, fmt.Sprintf("%s: %v fenced=%t", id, l.Members, l.Fenced))
+			if !found || l.Fenced || !slices.Equal(l.Members, members) {
+				agreed = false
+				continue
+			}
+			ts, err := time.Parse(time.RFC3339Nano, l.TS)
+			if err != nil {
+				ts = time.Now()
+			}
+			if ts.After(latest) {
+				latest = ts
+			}
+		}
+		return agreed
+	})
+	if !ok {
+		assert.Fail(e.t, "replicas do not agree on the ring", "want %v within %s; last logged rings: %v", members, within, views)
+		return time.Time{}
+	}
+	return latest
+}
+
+// liveLeaseHolders returns the sorted holders of the ring's live Leases.
+func (e *shardingEnv) liveLeaseHolders() []string {
+	e.t.Helper()
+	var leases coordinationv1.LeaseList
+	require.NoError(e.t, e.c.List(e.ctx, &leases, client.InNamespace(e.leaseNS), client.MatchingLabels{membership.LabelRing: e.ringName}))
+	ids, _ := membership.Live(leases.Items, time.Now())
+	return ids
+}
+
+// waitLeaseGone polls the Lease of id until it is NotFound.
+func (e *shardingEnv) waitLeaseGone(id string, within time.Duration) (time.Time, bool) {
+	var at time.Time
+	ok := poll(within, 20*time.Millisecond, func() bool {
+		err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.leaseNS, Name: id}, &coordinationv1.Lease{})
+		if apierrors.IsNotFound(err) {
+			at = time.Now()
+			return true
+		}
+		return false
+	})
+	return at, ok
+}
+
+// ----------------------------------------------------------------------
+// WebCheckers.
+
+// createCheckers creates the WebCheckers concurrently and returns when the
+// last creation returned.
+func (e *shardingEnv) createCheckers() time.Time {
+	e.t.Helper()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	work := make(chan string)
+	for range 16 {
+		wg.Go(func() {
+			for name := range work {
+				wc := &webcheckerv1alpha1.WebChecker{
+					ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
+					Spec: webcheckerv1alpha1.WebCheckerSpec{
+						Host:     e.target.URL(),
+						Path:     e.pathOf[name],
+						Interval: &metav1.Duration{Duration: shardingInterval},
+						Timeout:  &metav1.Duration{Duration: shardingTimeout},
+					},
+				}
+				if err := e.c.Create(e.ctx, wc); err != nil {
+					mu.Lock()
+					errs = append(errs, fmt.Errorf("creating %s: %w", name, err))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	for _, name := range e.names {
+		work <- name
+	}
+	close(work)
+	wg.Wait()
+	done := time.Now()
+	require.NoError(e.t, errors.Join(errs...))
+	return done
+}
+
+func (e *shardingEnv) list() []webcheckerv1alpha1.WebChecker {
+	e.t.Helper()
+	var list webcheckerv1alpha1.WebCheckerList
+	require.NoError(e.t, e.c.List(e.ctx, &list, client.InNamespace(e.ns)))
+	return list.Items
+}
+
+func readyOf(wc *webcheckerv1alpha1.WebChecker) metav1.ConditionStatus {
+	if c := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady); c != nil {
+		return c.Status
+	}
+	return ""
+}
+
+// waitAllReady polls until every checker is Ready=True and returns when it
+// saw that; the deadline counts from since.
+func (e *shardingEnv) waitAllReady(since time.Time, within time.Duration) (time.Time, bool) {
+	var at time.Time
+	ok := poll(time.Until(since.Add(within)), 200*time.Millisecond, func() bool {
+		items := e.list()
+		if len(items) != shardingCheckers {
+			return false
+		}
+		for i := range items {
+			if readyOf(&items[i]) != metav1.ConditionTrue {
+				return false
+			}
+		}
+		at = time.Now()
+		return true
+	})
+	return at, ok
+}
+
+func (e *shardingEnv) notReadySummary() string {
+	byState := map[string]int{}
+	for _, wc := range e.list() {
+		c := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady)
+		state := "no condition"
+		if c != nil {
+			state = string(c.Status) + "/" + c.Reason
+		}
+		byState[state+" shard="+wc.Status.Shard]++
+	}
+	return fmt.Sprint(byState)
+}
+
+// checkAssignment checks that every checker is Ready and that its
+// status.shard is its owner in the ring of the live replicas; it returns how
+// many checkers each replica owns.
+func (e *shardingEnv) checkAssignment(phase string) map[string]int {
+	e.t.Helper()
+	owners := e.owners(e.live)
+	computed := map[string]int{}
+	for _, o := range owners {
+		computed[o]++
+	}
+	observed := map[string]int{}
+	var wrong []string
+	notReady := 0
+	for _, wc := range e.list() {
+		observed[wc.Status.Shard]++
+		if want := owners[wc.Name]; wc.Status.Shard != want {
+			wrong = append(wrong, fmt.Sprintf("%s: shard %q, owner %q", wc.Name, wc.Status.Shard, want))
+		}
+		if readyOf(&wc) != metav1.ConditionTrue {
+			notReady++
+		}
+	}
+	assert.Empty(e.t, wrong, "%s: status.shard is not the ring owner", phase)
+	assert.Zero(e.t, notReady, "%s: WebCheckers not Ready", phase)
+	assert.Equal(e.t, computed, observed, "%s: checkers per replica, computed vs status.shard", phase)
+	e.t.Logf("%s: checkers per replica %v (ring %v)", phase, observed, e.live)
+	return observed
+}
+
+// checkSteadyProbing counts, over two intervals, the probes of every checker
+// per replica: each must be probed by exactly one replica, its owner.
+func (e *shardingEnv) checkSteadyProbing(phase string) {
+	e.t.Helper()
+	owners := e.owners(e.live)
+	from := time.Now()
+	to := from.Add(2 * shardingInterval)
+	// Requests are recorded when they arrive: wait a little beyond the
+	// window for those sent at its very end.
+	time.Sleep(time.Until(to) + 500*time.Millisecond)
+	e.hits.sync()
+	perShard := map[string]int{}
+	histogram := map[int]int{} // probes per checker in the window -> checkers
+	var unprobed, wrongProber []string
+	for _, name := range e.names {
+		by := map[string]int{}
+		n := 0
+		for _, h := range e.hits.between(e.pathOf[name], from, to) {
+			by[h.shard]++
+			perShard[h.shard]++
+			n++
+		}
+		histogram[n]++
+		switch {
+		case n == 0:
+			unprobed = append(unprobed, name)
+		case len(by) != 1 || by[owners[name]] == 0:
+			wrongProber = append(wrongProber, fmt.Sprintf("%s (owner %s): %v", name, owners[name], by))
+		}
+	}
+	assert.Empty(e.t, unprobed, "%s: checkers not probed in two intervals", phase)
+	assert.Empty(e.t, wrongProber, "%s: checkers not probed by exactly their owner", phase)
+	e.t.Logf("%s: over two intervals, probes per replica %v; checkers by probe count %v", phase, perShard, histogram)
+}
+
+// handOver waits until every checker whose owner changed from the ring of
+// oldMembers to the current ring has been probed by its new owner and shows it in
+// status.shard, both after since. It checks that the other checkers kept
+// their owner, and returns the slowest takeover, which must be within limit.
+func (e *shardingEnv) handOver(oldMembers []string, since time.Time, limit, wait time.Duration) time.Duration {
+	e.t.Helper()
+	before, after := e.owners(oldMembers), e.owners(e.live)
+	var moved, wrongMoves []string
+	for _, name := range e.names {
+		if before[name] == after[name] {
+			continue
+		}
+		moved = append(moved, name)
+		// Consistent hashing: a checker moves only away from a replica
+		// that left or onto one that joined.
+		if slices.Contains(e.live, before[name]) && slices.Contains(oldMembers, after[name]) {
+			wrongMoves = append(wrongMoves, fmt.Sprintf("%s: %s -> %s", name, before[name], after[name]))
+		}
+	}
+	assert.Empty(e.t, wrongMoves, "ring: checkers moved between replicas that stay")
+	require.NotEmpty(e.t, moved)
+	took, missing := e.awaitOwners(moved, after, since, wait)
+	require.Empty(e.t, missing, "checkers not taken over within %s", wait)
+	slowest, slowestName := time.Duration(0), ""
+	var late []string
+	for _, name := range moved {
+		if d := took[name]; d > slowest {
+			slowest, slowestName = d, name
+		}
+		if took[name] > limit {
+			late = append(late, fmt.Sprintf("%s: %s", name, took[name].Round(time.Millisecond)))
+		}
+	}
+	assert.Empty(e.t, late, "checkers taken over later than %s", limit)
+	e.t.Logf("%d checkers changed owner; slowest %s in %s", len(moved), slowestName, slowest.Round(time.Millisecond))
+	return slowest
+}
+
+// awaitOwners waits until every checker in names has, after since, been
+// probed by want[name] and shown want[name] as status.shard. It returns, per
+// checker, the time from since until both had happened, and the checkers
+// for which that did not happen within wait.
+func (e *shardingEnv) awaitOwners(names []string, want map[string]string, since time.Time, wait time.Duration) (map[string]time.Duration, []string) {
+	took := map[string]time.Duration{}
+	var missing []string
+	poll(wait, 100*time.Millisecond, func() bool {
+		e.hits.sync()
+		written := e.rec.firstWrites(since, want)
+		missing = missing[:0]
+		for _, name := range names {
+			if _, done := took[name]; done {
+				continue
+			}
+			w, ok := written[name]
+			p, probed := e.hits.first(e.pathOf[name], since, want[name])
+			if !ok || !probed {
+				missing = append(missing, name)
+				continue
+			}
+			took[name] = later(w, p).Sub(since)
+		}
+		return len(missing) == 0
+	})
+	return took, missing
+}
+
+// scaleOut starts a replica and checks that it takes a fair share of the
+// checkers and that no checker moves between the replicas that were there.
+func (e *shardingEnv) scaleOut(id string) {
+	e.t.Helper()
+	old := slices.Clone(e.live)
+	before := e.owners(old)
+	start := time.Now()
+	e.startReplica(id)
+	n := len(e.live)
+	// The change has settled once every replica, the new one included, has
+	// seen it; the grace period counts from there.
+	settled := e.waitRingAgreed(e.live, 30*time.Second)
+	if settled.IsZero() {
+		settled = time.Now()
+	}
+	e.changes = append(e.changes, membershipChange{what: id + " joined", start: start, settled: settled, before: old, after: slices.Clone(e.live)})
+	e.t.Logf("every replica saw %s join %s after it was started", id, settled.Sub(start).Round(time.Millisecond))
+	require.ElementsMatch(e.t, e.live, e.liveLeaseHolders(), "live Leases after %s joined", id)
+
+	after := e.owners(e.live)
+	taken := 0
+	var movedBetweenOld []string
+	for _, name := range e.names {
+		switch after[name] {
+		case id:
+			taken++
+		case before[name]:
+		default:
+			movedBetweenOld = append(movedBetweenOld, fmt.Sprintf("%s: %s -> %s", name, before[name], after[name]))
+		}
+	}
+	assert.Empty(e.t, movedBetweenOld, "ring: checkers moved between replicas that were already there")
+	lo, hi := 0.5/float64(n)*shardingCheckers, 1.6/float64(n)*shardingCheckers
+	assert.GreaterOrEqual(e.t, float64(taken), lo, "%s takes too few checkers", id)
+	assert.LessOrEqual(e.t, float64(taken), hi, "%s takes too many checkers", id)
+
+	took := e.handOver(old, start, 30*time.Second, 30*time.Second)
+	e.t.Logf("MEASURED scale-out to %d replicas: %s took %d of %d checkers (moved fraction %.3f, fair share %.3f, allowed %.0f-%.0f); slowest takeover %s after the start",
+		n, id, taken, shardingCheckers, float64(taken)/shardingCheckers, 1/float64(n), lo, hi, took.Round(time.Millisecond))
+
+	// Observed: the checkers that stayed were neither written nor probed
+	// by anyone but their owner since the new replica started.
+	e.hits.sync()
+	var wrongWrites, wrongProbes []string
+	for _, ev := range e.rec.snapshot() {
+		if ev.at.Before(start) || ev.shard == "" || after[ev.name] == id {
+			continue
+		}
+		if ev.shard != before[ev.name] {
+			wrongWrites = append(wrongWrites, fmt.Sprintf("%s written by %s at +%s (owner %s)", ev.name, ev.shard, ev.at.Sub(start).Round(time.Millisecond), before[ev.name]))
+		}
+	}
+	for _, name := range e.names {
+		if after[name] == id {
+			continue
+		}
+		for _, h := range e.hits.between(e.pathOf[name], start, time.Now()) {
+			if h.shard != before[name] {
+				wrongProbes = append(wrongProbes, fmt.Sprintf("%s probed by %s at +%s (owner %s)", name, h.shard, h.at.Sub(start).Round(time.Millisecond), before[name]))
+			}
+		}
+	}
+	assert.Empty(e.t, wrongWrites, "status of checkers that did not move to %s written by another replica", id)
+	assert.Empty(e.t, wrongProbes, "checkers that did not move to %s probed by another replica", id)
+}
+
+// ----------------------------------------------------------------------
+// Small helpers.
+
+// poll calls cond every interval until it returns true (true) or within has
+// passed (false). It calls cond in the calling goroutine, at least once.
+func poll(within, interval time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(within)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(interval)
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+func sortedWith(ids []string, id string) []string {
+	out := append(slices.Clone(ids), id)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
