@@ -119,8 +119,8 @@ test: $(KUBE_STAMP) $(ETCD_STAMP) prometheus generate manifests build ## Run eve
 	cd $(CHART_TESTS) && $(E2E_TEST) ./...
 
 .PHONY: unit
-unit: ## Run only the tests that need no control plane.
-	go test $(GO_TEST_FLAGS) ./probing/... ./sharding/ring/... ./cmd/...
+unit: ## Run only the tests that need no control plane (-short skips those of cmd/manager that do).
+	go test $(GO_TEST_FLAGS) -short ./probing/... ./sharding/ring/... ./cmd/...
 
 .PHONY: e2e
 e2e: $(KUBE_STAMP) $(ETCD_STAMP) prometheus build ## Run only the end-to-end tests (the built manager against a local control plane), the chart's included.

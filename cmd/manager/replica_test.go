@@ -53,8 +53,12 @@ func TestMain(m *testing.M) {
 }
 
 // controlPlane returns the shared control plane, starting it on first use.
+// Under -short (make unit) the test is skipped instead.
 func controlPlane(t *testing.T) *framework.ControlPlane {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("needs a control plane; not run with -short")
+	}
 	cpOnce.Do(func() { cp, cpErr = framework.StartControlPlane() })
 	require.NoError(t, cpErr, "starting the control plane")
 	return cp
