@@ -102,9 +102,7 @@ func Setup(mgr ctrl.Manager, opts ReplicaOptions) (*Replica, error) {
 		RenewInterval: opts.RenewInterval,
 		SafetyMargin:  opts.SafetyMargin,
 		Clock:         opts.Clock,
-		// The assigner is set below, before anything starts.
-		OnFencingChange: func(bool) { r.Assigner.Poke() },
-		Logger:          opts.Logger.WithName("heartbeat"),
+		Logger:        opts.Logger.WithName("heartbeat"),
 	})
 	if err != nil {
 		return nil, err

@@ -49,9 +49,6 @@ type HeartbeatOptions struct {
 	SafetyMargin time.Duration
 	// Clock stamps renewals and times fencing. Default the real clock.
 	Clock clock.WithTickerAndDelayedExecution
-	// OnFencingChange is called (from the heartbeat goroutine; it must not
-	// block) whenever the replica becomes fenced or stops being fenced.
-	OnFencingChange func(fenced bool)
 	// Logger logs renewals failures and fencing changes.
 	Logger logr.Logger
 }
@@ -68,9 +65,6 @@ func (o *HeartbeatOptions) defaults() error {
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
-	}
-	if o.OnFencingChange == nil {
-		o.OnFencingChange = func(bool) {}
 	}
 	var errs []error
 	if o.Client == nil {
@@ -97,6 +91,9 @@ func (o *HeartbeatOptions) defaults() error {
 type Heartbeat struct {
 	opts HeartbeatOptions
 	lock *resourcelock.LeaseLock
+	// fencingChanges has capacity 1: a pending signal stands for every
+	// change since it was sent.
+	fencingChanges chan struct{}
 
 	mu         sync.Mutex
 	fenced     bool
@@ -116,8 +113,9 @@ func NewHeartbeat(opts HeartbeatOptions) (*Heartbeat, error) {
 		return nil, err
 	}
 	return &Heartbeat{
-		opts:   opts,
-		fenced: true,
+		opts:           opts,
+		fenced:         true,
+		fencingChanges: make(chan struct{}, 1),
 		lock: &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: opts.Namespace, Name: opts.ID},
 			Client:     opts.Client,
@@ -136,6 +134,12 @@ func (h *Heartbeat) Fenced() bool {
 	defer h.mu.Unlock()
 	return h.fenced
 }
+
+// FencingChanges returns a channel that receives a value after every change
+// of Fenced: "fencing changed, read Fenced()". The Heartbeat never blocks on
+// it; its capacity is 1, so changes the reader has not yet taken arrive as
+// one. It is meant for a single reader (the Assigner).
+func (h *Heartbeat) FencingChanges() <-chan struct{} { return h.fencingChanges }
 
 // Start renews the Lease every RenewInterval until ctx is done, then fences
 // the replica and deletes the Lease so that the others take over at once.
@@ -266,6 +270,15 @@ func (h *Heartbeat) setFenced(log logr.Logger, fenced bool) {
 	h.mu.Unlock()
 	if changed {
 		log.Info("Fencing changed", "fenced", fenced)
-		h.opts.OnFencingChange(fenced)
+		wake(h.fencingChanges)
+	}
+}
+
+// wake sends on a signal channel of capacity 1 without blocking: a signal
+// already pending stands for this one too.
+func wake(ch chan<- struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/url"
 	"os"
-	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -37,45 +37,48 @@ const (
 	ringName  = "heartbeat-test"
 )
 
-// fencingLog records the fencing changes a Heartbeat reports.
-type fencingLog struct {
-	mu      sync.Mutex
-	changes []bool
-}
-
-func (l *fencingLog) record(fenced bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.changes = append(l.changes, fenced)
-}
-
-func (l *fencingLog) get() []bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]bool(nil), l.changes...)
-}
-
-// await waits until the recorded changes are want: the callback runs just
-// after the state it reports has become visible through Fenced.
-func (l *fencingLog) await(t *testing.T, want ...bool) {
+// awaitFencingChange waits for the signal of a fencing change and checks
+// that Fenced then reads want. The test is the channel's only reader, and
+// calls it once for each change it causes, so no signal is left over from
+// an earlier change.
+func awaitFencingChange(t *testing.T, hb *membership.Heartbeat, want bool, within time.Duration) {
 	t.Helper()
-	require.Eventually(t, func() bool { return slices.Equal(l.get(), want) }, 5*time.Second, 10*time.Millisecond, "fencing changes %v, want %v", l.get(), want)
+	select {
+	case <-hb.FencingChanges():
+		require.Equal(t, want, hb.Fenced(), "fencing signalled, but Fenced() reads the old state")
+	case <-time.After(within):
+		require.FailNow(t, "no fencing change signalled", "want fenced=%t within %s; Fenced() reads %t", want, within, hb.Fenced())
+	}
 }
 
-// startHeartbeat runs a Heartbeat for id against cfg on a fake clock and
-// returns a function that stops it and waits for Start to return.
-func startHeartbeat(t *testing.T, cfg *rest.Config, id string, clk *clocktesting.FakeClock, log *fencingLog) (*membership.Heartbeat, func()) {
+// noFencingChange checks that no fencing change is pending.
+func noFencingChange(t *testing.T, hb *membership.Heartbeat) {
+	t.Helper()
+	select {
+	case <-hb.FencingChanges():
+		assert.Fail(t, "fencing change signalled", "Fenced() reads %t", hb.Fenced())
+	default:
+	}
+}
+
+func leasesClient(t *testing.T, cfg *rest.Config) coordinationv1client.LeasesGetter {
 	t.Helper()
 	clientset, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
+	return clientset.CoordinationV1()
+}
+
+// startHeartbeat runs a Heartbeat for id through leases on a fake clock and
+// returns a function that stops it and waits for Start to return.
+func startHeartbeat(t *testing.T, leases coordinationv1client.LeasesGetter, id string, clk *clocktesting.FakeClock) (*membership.Heartbeat, func()) {
+	t.Helper()
 	hb, err := membership.NewHeartbeat(membership.HeartbeatOptions{
-		Client:          clientset.CoordinationV1(),
-		Namespace:       namespace,
-		ID:              id,
-		RingName:        ringName,
-		Clock:           clk,
-		OnFencingChange: log.record,
-		Logger:          testr.New(t),
+		Client:    leases,
+		Namespace: namespace,
+		ID:        id,
+		RingName:  ringName,
+		Clock:     clk,
+		Logger:    testr.New(t),
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -99,9 +102,7 @@ func startHeartbeat(t *testing.T, cfg *rest.Config, id string, clk *clocktesting
 
 func getLease(t *testing.T, id string) (*coordinationv1.Lease, error) {
 	t.Helper()
-	clientset, err := kubernetes.NewForConfig(cp.Config)
-	require.NoError(t, err)
-	return clientset.CoordinationV1().Leases(namespace).Get(context.Background(), id, metav1.GetOptions{})
+	return leasesClient(t, cp.Config).Leases(namespace).Get(context.Background(), id, metav1.GetOptions{})
 }
 
 // renewedAt waits until the Lease of id says it was renewed at want.
@@ -115,8 +116,7 @@ func renewedAt(t *testing.T, id string, want time.Time) {
 
 func TestHeartbeatRenewsAndReleases(t *testing.T) {
 	clk := clocktesting.NewFakeClock(t0)
-	log := &fencingLog{}
-	hb, stop := startHeartbeat(t, cp.Config, "renewer", clk, log)
+	hb, stop := startHeartbeat(t, leasesClient(t, cp.Config), "renewer", clk)
 
 	// Created at once, unfenced after the first renewal.
 	renewedAt(t, "renewer", t0)
@@ -125,7 +125,7 @@ func TestHeartbeatRenewsAndReleases(t *testing.T) {
 	assert.Equal(t, "renewer", *l.Spec.HolderIdentity)
 	assert.EqualValues(t, 10, *l.Spec.LeaseDurationSeconds)
 	assert.Equal(t, ringName, l.Labels[membership.LabelRing])
-	require.Eventually(t, func() bool { return !hb.Fenced() }, 5*time.Second, 10*time.Millisecond)
+	awaitFencingChange(t, hb, false, 5*time.Second)
 
 	// Renewed every renew interval, stamped with the (fake) clock.
 	for i := 1; i <= 3; i++ {
@@ -133,13 +133,13 @@ func TestHeartbeatRenewsAndReleases(t *testing.T) {
 		renewedAt(t, "renewer", t0.Add(time.Duration(i)*membership.DefaultRenewInterval))
 	}
 	assert.False(t, hb.Fenced())
+	noFencingChange(t, hb)
 
-	// Shutdown releases the Lease at once.
+	// Shutdown fences the replica and releases the Lease at once.
 	stop()
 	_, err = getLease(t, "renewer")
 	assert.True(t, apierrors.IsNotFound(err), "lease still there after shutdown: %v", err)
-	assert.True(t, hb.Fenced())
-	log.await(t, false, true)
+	awaitFencingChange(t, hb, true, 5*time.Second)
 }
 
 func TestHeartbeatFencesWhenRenewalsFail(t *testing.T) {
@@ -152,10 +152,9 @@ func TestHeartbeatFencesWhenRenewalsFail(t *testing.T) {
 	viaProxy.Host = "https://" + proxy.Addr()
 
 	clk := clocktesting.NewFakeClock(t0)
-	log := &fencingLog{}
-	hb, _ := startHeartbeat(t, viaProxy, "partitioned", clk, log)
+	hb, _ := startHeartbeat(t, leasesClient(t, viaProxy), "partitioned", clk)
 	renewedAt(t, "partitioned", t0)
-	require.Eventually(t, func() bool { return !hb.Fenced() }, 5*time.Second, 10*time.Millisecond)
+	awaitFencingChange(t, hb, false, 5*time.Second)
 
 	// The API server becomes unreachable. Renewals fail, but the replica
 	// keeps working until lease duration - safety margin (8s) has passed
@@ -167,17 +166,16 @@ func TestHeartbeatFencesWhenRenewalsFail(t *testing.T) {
 	}
 	clk.SetTime(fenceAt.Add(-time.Millisecond))
 	assert.Never(t, hb.Fenced, 2*time.Second, 20*time.Millisecond, "fenced before %s", fenceAt)
+	noFencingChange(t, hb)
 
 	// ...and fences itself exactly then.
 	clk.SetTime(fenceAt)
-	require.Eventually(t, hb.Fenced, 10*time.Second, 10*time.Millisecond, "not fenced at %s", fenceAt)
-	log.await(t, false, true)
+	awaitFencingChange(t, hb, true, 10*time.Second)
 
 	// Reachable again: the next renewal lifts the fencing.
 	proxy.Restore()
 	clk.Step(membership.DefaultRenewInterval)
-	require.Eventually(t, func() bool { return !hb.Fenced() }, 15*time.Second, 20*time.Millisecond)
-	log.await(t, false, true, false)
+	awaitFencingChange(t, hb, false, 15*time.Second)
 	l, err := getLease(t, "partitioned")
 	require.NoError(t, err)
 	assert.True(t, l.Spec.RenewTime.Time.After(t0), "renewTime %s", l.Spec.RenewTime)
