@@ -66,16 +66,6 @@ type AssignerOptions struct {
 	Logger logr.Logger
 }
 
-// assignment is one immutable view of ownership.
-type assignment struct {
-	ring   *ring.Ring
-	fenced bool
-}
-
-func (a *assignment) owns(id string, key types.NamespacedName) bool {
-	return !a.fenced && a.ring.Owner(ring.Key(key.Namespace, key.Name)) == id
-}
-
 // Assigner is the Ownership of a replica among several: it builds a
 // consistent-hash ring from the live members' Leases and owns the checkers
 // the ring assigns to this replica, unless the replica is fenced. It
@@ -235,20 +225,10 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	now := a.opts.Clock.Now()
 	a.collectStale(ctx, leases.Items, now)
 	members, nextExpiry := membership.Live(leases.Items, now)
-	current := a.current.Load()
-	fenced := a.opts.Fencer.Fenced()
-	next := current
-	if fenced != current.fenced || !slices.Equal(members, current.ring.Members()) {
-		next = &assignment{ring: current.ring, fenced: fenced}
-		if !slices.Equal(members, current.ring.Members()) {
-			next.ring = ring.New(members, a.opts.VirtualNodes)
-			a.rebalances.Add(1)
-		}
-		// Publish before listing the checkers: a checker created from now
-		// on is reconciled under the new assignment, and one created
-		// before is in the list below. Either way none is missed.
-		a.current.Store(next)
-	}
+	// Publish before listing the checkers: a checker created from now on
+	// is reconciled under the new assignment, and one created before is in
+	// the list below. Either way none is missed.
+	next := a.publish(members, a.opts.Fencer.Fenced())
 	if next == a.notified {
 		return nextExpiry, nil
 	}
@@ -258,24 +238,31 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 		// a.notified stays behind: the next evaluation reports the changes.
 		return time.Time{}, fmt.Errorf("listing checkers: %w", err)
 	}
-	old := a.notified
+	gained, lost := ownershipChanges(a.notified, next, a.opts.ID, keys)
 	a.notified = next
-	var gained, lost []types.NamespacedName
-	for _, key := range keys {
-		was, is := old.owns(a.opts.ID, key), next.owns(a.opts.ID, key)
-		switch {
-		case is && !was:
-			gained = append(gained, key)
-		case was && !is:
-			lost = append(lost, key)
-		}
-	}
 	a.opts.Logger.Info("Ring changed", "members", next.ring.Members(), "fenced", next.fenced, "gained", len(gained), "lost", len(lost), "checkers", len(keys))
 	// Lost first: stop probing what is no longer ours before taking more.
 	for _, key := range append(lost, gained...) {
 		a.opts.Notify(ctx, key)
 	}
 	return nextExpiry, nil
+}
+
+// publish makes the ring of members and fenced the current assignment,
+// unless they already are, and returns the current assignment.
+func (a *Assigner) publish(members []string, fenced bool) *assignment {
+	current := a.current.Load()
+	sameMembers := slices.Equal(members, current.ring.Members())
+	if sameMembers && fenced == current.fenced {
+		return current
+	}
+	next := &assignment{ring: current.ring, fenced: fenced}
+	if !sameMembers {
+		next.ring = ring.New(members, a.opts.VirtualNodes)
+		a.rebalances.Add(1)
+	}
+	a.current.Store(next)
+	return next
 }
 
 // collectStale deletes the Leases of members long gone, so that crashed

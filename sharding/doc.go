@@ -8,5 +8,6 @@
 // Dependencies point one way: the Assigner reads the ring's Leases from a
 // cache and this replica's fencing from a Fencer (membership.Heartbeat),
 // and wakes on the Fencer's FencingChanges channel; neither calls back into
-// the Assigner.
+// the Assigner. Which checkers move when the ring or the fencing changes is
+// decided by a pure function of the old and new assignment.
 package sharding
