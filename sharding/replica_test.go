@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/url"
-	"os"
 	"testing"
 	"time"
 
@@ -21,7 +20,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
@@ -31,16 +29,6 @@ import (
 	"github.com/networkio/webchecker/probing/probetest"
 	"github.com/networkio/webchecker/sharding/membership"
 )
-
-var cp *framework.ControlPlane
-
-func TestMain(m *testing.M) {
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true)))
-	os.Exit(framework.RunWithControlPlane(func(started *framework.ControlPlane) int {
-		cp = started
-		return m.Run()
-	}))
-}
 
 func newScheme(t *testing.T) *runtime.Scheme {
 	t.Helper()
