@@ -4,8 +4,8 @@
 // after its shard id and labelled with the ring's name. Heartbeat creates
 // and renews that Lease, fences the replica (it stops probing and writing
 // status) when it cannot renew in time, signals every fencing change on a
-// channel (it calls nobody back), and on shutdown deletes the Lease so that
-// the others take over at once.
+// channel (it calls nobody back), and on shutdown deletes the Lease, unless
+// another writer has taken it over, so that the others take over at once.
 // Live decides, from the Leases every replica sees, which members are alive
 // at a given instant; it is pure and reads no clock.
 //

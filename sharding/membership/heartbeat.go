@@ -13,6 +13,7 @@ import (
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 )
 
 // Defaults of HeartbeatOptions.
@@ -142,7 +143,8 @@ func (h *Heartbeat) Fenced() bool {
 func (h *Heartbeat) FencingChanges() <-chan struct{} { return h.fencingChanges }
 
 // Start renews the Lease every RenewInterval until ctx is done, then fences
-// the replica and deletes the Lease so that the others take over at once.
+// the replica and releases the Lease (see release) so that the others take
+// over at once.
 //
 // Fencing does not wait for this loop: a timer fences the replica at
 // lastRenew + LeaseDuration - SafetyMargin even while a renewal is stuck.
@@ -249,15 +251,32 @@ func (h *Heartbeat) tryRenew(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// release deletes the Lease, if it is still ours.
+// release deletes the Lease, if it is still ours: it reads the Lease,
+// leaves it alone when another replica holds it, and deletes it on the
+// condition that its UID and resourceVersion are still the ones read, so
+// that a Lease taken over or renewed by another writer in between (a
+// successor with the same shard id, such as a restarted StatefulSet pod)
+// survives.
 func (h *Heartbeat) release(log logr.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	err := h.opts.Client.Leases(h.opts.Namespace).Delete(ctx, h.opts.ID, metav1.DeleteOptions{})
+	leases := h.opts.Client.Leases(h.opts.Namespace)
+	lease, err := leases.Get(ctx, h.opts.ID, metav1.GetOptions{})
+	if err == nil {
+		if holder := ptr.Deref(lease.Spec.HolderIdentity, ""); holder != h.opts.ID {
+			log.Info("Lease held by another replica, not releasing it", "holder", holder)
+			return
+		}
+		err = leases.Delete(ctx, h.opts.ID, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &lease.UID, ResourceVersion: &lease.ResourceVersion},
+		})
+	}
 	switch {
 	case err == nil:
 		log.Info("Released lease")
 	case apierrors.IsNotFound(err):
+	case apierrors.IsConflict(err):
+		log.Info("Lease changed by another writer, not releasing it")
 	default:
 		log.Error(err, "Releasing lease failed; the others take over when it expires")
 	}

@@ -2,9 +2,12 @@ package membership_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -18,6 +21,7 @@ import (
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/sharding/membership"
@@ -140,6 +144,102 @@ func TestHeartbeatRenewsAndReleases(t *testing.T) {
 	_, err = getLease(t, "renewer")
 	assert.True(t, apierrors.IsNotFound(err), "lease still there after shutdown: %v", err)
 	awaitFencingChange(t, hb, true, 5*time.Second)
+}
+
+// racingLeases is a LeasesGetter that, once armed, runs a function (another
+// writer) right after the next Get returns: between the read and the write
+// that follows it.
+type racingLeases struct {
+	coordinationv1client.LeasesGetter
+	afterGet atomic.Pointer[func()]
+}
+
+func (r *racingLeases) Leases(namespace string) coordinationv1client.LeaseInterface {
+	return racingLeaseInterface{LeaseInterface: r.LeasesGetter.Leases(namespace), r: r}
+}
+
+type racingLeaseInterface struct {
+	coordinationv1client.LeaseInterface
+	r *racingLeases
+}
+
+func (l racingLeaseInterface) Get(ctx context.Context, name string, opts metav1.GetOptions) (*coordinationv1.Lease, error) {
+	lease, err := l.LeaseInterface.Get(ctx, name, opts)
+	if f := l.r.afterGet.Swap(nil); f != nil {
+		(*f)()
+	}
+	return lease, err
+}
+
+// TestHeartbeatReleasesOnlyItsOwnLease checks that shutdown deletes the
+// Lease only while this replica still holds it as it read it: a Lease
+// another writer took over, or changed between the read and the delete,
+// survives.
+func TestHeartbeatReleasesOnlyItsOwnLease(t *testing.T) {
+	takeOver := func(l *coordinationv1.Lease) { l.Spec.HolderIdentity = ptr.To("successor") }
+	// A successor with the same shard id (a restarted StatefulSet pod)
+	// renews the Lease.
+	renew := func(l *coordinationv1.Lease) { l.Spec.RenewTime = ptr.To(metav1.NewMicroTime(t0.Add(time.Minute))) }
+	tests := map[string]struct {
+		// Another writer's change, made before shutdown starts or right
+		// after release has read the Lease.
+		beforeShutdown, betweenReadAndDelete func(*coordinationv1.Lease)
+		wantHolder                           string // "": released
+	}{
+		"still ours":                           {},
+		"taken over before shutdown":           {beforeShutdown: takeOver, wantHolder: "successor"},
+		"taken over after release read it":     {betweenReadAndDelete: takeOver, wantHolder: "successor"},
+		"renewed by a namesake after the read": {betweenReadAndDelete: renew, wantHolder: "release-renewed-by-a-namesake-after-the-read"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			id := "release-" + strings.ReplaceAll(name, " ", "-")
+			leases := &racingLeases{LeasesGetter: leasesClient(t, cp.Config)}
+			direct := leases.LeasesGetter.Leases(namespace)
+			t.Cleanup(func() { _ = direct.Delete(context.Background(), id, metav1.DeleteOptions{}) })
+			clk := clocktesting.NewFakeClock(t0)
+			hb, stop := startHeartbeat(t, leases, id, clk)
+			renewedAt(t, id, t0)
+			awaitFencingChange(t, hb, false, 5*time.Second)
+
+			// The clock stands still: no renewal runs after this, so the
+			// next Get is release's.
+			if tc.beforeShutdown != nil {
+				require.NoError(t, changeLease(direct, id, tc.beforeShutdown))
+			}
+			var raceErr error // set on the heartbeat's goroutine, read after stop
+			if tc.betweenReadAndDelete != nil {
+				f := func() { raceErr = changeLease(direct, id, tc.betweenReadAndDelete) }
+				leases.afterGet.Store(&f)
+			}
+			stop()
+			require.Nil(t, leases.afterGet.Load(), "release did not read the lease")
+			require.NoError(t, raceErr)
+
+			l, err := getLease(t, id)
+			if tc.wantHolder == "" {
+				assert.True(t, apierrors.IsNotFound(err), "lease still there after shutdown: %v", err)
+				return
+			}
+			require.NoError(t, err, "a lease another writer changed was deleted")
+			assert.Equal(t, tc.wantHolder, ptr.Deref(l.Spec.HolderIdentity, ""))
+		})
+	}
+}
+
+// changeLease reads the Lease of id and writes it back changed, as another
+// writer would.
+func changeLease(leases coordinationv1client.LeaseInterface, id string, change func(*coordinationv1.Lease)) error {
+	ctx := context.Background()
+	l, err := leases.Get(ctx, id, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("getting lease %s: %w", id, err)
+	}
+	change(l)
+	if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("updating lease %s: %w", id, err)
+	}
+	return nil
 }
 
 func TestHeartbeatFencesWhenRenewalsFail(t *testing.T) {
