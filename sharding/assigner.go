@@ -25,7 +25,12 @@ import (
 // Fencer tells whether this replica must stand down (its own Lease could not
 // be renewed in time). membership.Heartbeat implements it.
 type Fencer interface {
+	// Fenced reports whether this replica is fenced now.
 	Fenced() bool
+	// FencingChanges receives a value, without blocking the Fencer, after
+	// every change of Fenced; several changes may arrive as one. The
+	// Assigner is its only reader.
+	FencingChanges() <-chan struct{}
 }
 
 // AssignerOptions configure an Assigner.
@@ -39,7 +44,8 @@ type AssignerOptions struct {
 	Namespace, RingName string
 	// VirtualNodes per member; default ring.DefaultVirtualNodes.
 	VirtualNodes int
-	// Fencer reports this replica's own fencing. Required.
+	// Fencer reports this replica's own fencing; the Assigner re-evaluates
+	// ownership whenever it signals a change. Required.
 	Fencer Fencer
 	// Keys lists every WebChecker, so that ownership changes can be
 	// reported per checker. Required.
@@ -60,16 +66,6 @@ type AssignerOptions struct {
 	Logger logr.Logger
 }
 
-// assignment is one immutable view of ownership.
-type assignment struct {
-	ring   *ring.Ring
-	fenced bool
-}
-
-func (a *assignment) owns(id string, key types.NamespacedName) bool {
-	return !a.fenced && a.ring.Owner(ring.Key(key.Namespace, key.Name)) == id
-}
-
 // Assigner is the Ownership of a replica among several: it builds a
 // consistent-hash ring from the live members' Leases and owns the checkers
 // the ring assigns to this replica, unless the replica is fenced. It
@@ -78,7 +74,8 @@ func (a *assignment) owns(id string, key types.NamespacedName) bool {
 type Assigner struct {
 	opts    AssignerOptions
 	current atomic.Pointer[assignment]
-	wake    chan struct{}
+	// leasesChanged is signalled by the lease informer's handlers.
+	leasesChanged chan struct{}
 	// rebalances counts the ring's membership changes.
 	rebalances atomic.Uint64
 	// notified is the assignment whose ownership changes have been
@@ -104,7 +101,7 @@ func NewAssigner(opts AssignerOptions) (*Assigner, error) {
 		opts.Fencer == nil || opts.Keys == nil || opts.Notify == nil {
 		return nil, errors.New("invalid assigner options: ID, Cache, Namespace, RingName, Fencer, Keys and Notify are required")
 	}
-	a := &Assigner{opts: opts, wake: make(chan struct{}, 1)}
+	a := &Assigner{opts: opts, leasesChanged: make(chan struct{}, 1)}
 	a.notified = &assignment{ring: ring.New(nil, opts.VirtualNodes), fenced: true}
 	a.current.Store(a.notified)
 	return a, nil
@@ -139,33 +136,23 @@ func (a *Assigner) Rebalances() uint64 { return a.rebalances.Load() }
 // NeedLeaderElection returns false: every replica computes its own view.
 func (a *Assigner) NeedLeaderElection() bool { return false }
 
-// Poke makes the Assigner re-evaluate ownership soon, for example because
-// fencing changed. It never blocks.
-func (a *Assigner) Poke() {
-	select {
-	case a.wake <- struct{}{}:
-	default:
-	}
-}
-
 // Leases are namespaced: the Role lives in the lease namespace (the
 // install namespace, webchecker-system by default).
 //
 // +kubebuilder:rbac:groups=coordination.k8s.io,resources=leases,verbs=get;list;watch;create;update;delete,namespace=webchecker-system
 
 // Start watches the ring's Leases and re-evaluates ownership whenever one
-// changes, when the earliest live Lease expires, and when poked. It blocks
-// until ctx is done.
+// changes, when the earliest live Lease expires, and when the Fencer
+// signals a change. It blocks until ctx is done.
 func (a *Assigner) Start(ctx context.Context) error {
-	log := a.opts.Logger
 	informer, err := a.opts.Cache.GetInformer(ctx, &coordinationv1.Lease{})
 	if err != nil {
 		return fmt.Errorf("getting lease informer: %w", err)
 	}
 	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { a.Poke() },
-		UpdateFunc: func(_, _ any) { a.Poke() },
-		DeleteFunc: func(any) { a.Poke() },
+		AddFunc:    func(any) { wake(a.leasesChanged) },
+		UpdateFunc: func(_, _ any) { wake(a.leasesChanged) },
+		DeleteFunc: func(any) { wake(a.leasesChanged) },
 	})
 	if err != nil {
 		return fmt.Errorf("watching leases: %w", err)
@@ -175,34 +162,56 @@ func (a *Assigner) Start(ctx context.Context) error {
 		return nil // ctx done
 	}
 
-	timer := a.opts.Clock.NewTimer(time.Hour)
+	timer := a.opts.Clock.NewTimer(idleWait)
 	defer timer.Stop()
 	for {
 		next, err := a.evaluate(ctx)
 		if err != nil {
-			log.Error(err, "Evaluating ring membership failed; retrying")
-			next = a.opts.Clock.Now().Add(time.Second)
+			a.opts.Logger.Error(err, "Evaluating ring membership failed; retrying")
+			next = a.opts.Clock.Now().Add(retryWait)
 		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C():
-			default:
-			}
-		}
-		wait := time.Hour
-		if !next.IsZero() {
-			// Wake exactly when the earliest live Lease expires: expiry is
-			// not an event.
-			wait = max(next.Sub(a.opts.Clock.Now()), 0)
-		}
-		timer.Reset(wait)
-		select {
-		case <-ctx.Done():
+		if !a.wait(ctx, timer, next) {
 			return nil
-		case <-a.wake:
-		case <-timer.C():
 		}
 	}
+}
+
+const (
+	// idleWait is how long the Assigner waits for an event when no live
+	// Lease is due to expire.
+	idleWait = time.Hour
+	// retryWait is how long it waits after a failed evaluation.
+	retryWait = time.Second
+)
+
+// wait blocks until the instant next (none when zero), a Lease event or a
+// fencing change, and returns false if ctx ended first. Expiry is not an
+// event, so next is when the earliest live Lease expires.
+func (a *Assigner) wait(ctx context.Context, timer clock.Timer, next time.Time) bool {
+	if !timer.Stop() {
+		select {
+		case <-timer.C():
+		default:
+		}
+	}
+	d := idleWait
+	if !next.IsZero() {
+		d = next.Sub(a.opts.Clock.Now())
+		if d <= 0 {
+			// Already due: evaluate again at once (a fake clock would
+			// not fire a timer of zero length until it is stepped).
+			return ctx.Err() == nil
+		}
+	}
+	timer.Reset(d)
+	select {
+	case <-ctx.Done():
+		return false
+	case <-a.leasesChanged:
+	case <-a.opts.Fencer.FencingChanges():
+	case <-timer.C():
+	}
+	return true
 }
 
 // evaluate rebuilds the assignment from the Leases in the cache and the
@@ -216,20 +225,10 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	now := a.opts.Clock.Now()
 	a.collectStale(ctx, leases.Items, now)
 	members, nextExpiry := membership.Live(leases.Items, now)
-	current := a.current.Load()
-	fenced := a.opts.Fencer.Fenced()
-	next := current
-	if fenced != current.fenced || !slices.Equal(members, current.ring.Members()) {
-		next = &assignment{ring: current.ring, fenced: fenced}
-		if !slices.Equal(members, current.ring.Members()) {
-			next.ring = ring.New(members, a.opts.VirtualNodes)
-			a.rebalances.Add(1)
-		}
-		// Publish before listing the checkers: a checker created from now
-		// on is reconciled under the new assignment, and one created
-		// before is in the list below. Either way none is missed.
-		a.current.Store(next)
-	}
+	// Publish before listing the checkers: a checker created from now on
+	// is reconciled under the new assignment, and one created before is in
+	// the list below. Either way none is missed.
+	next := a.publish(members, a.opts.Fencer.Fenced())
 	if next == a.notified {
 		return nextExpiry, nil
 	}
@@ -239,24 +238,31 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 		// a.notified stays behind: the next evaluation reports the changes.
 		return time.Time{}, fmt.Errorf("listing checkers: %w", err)
 	}
-	old := a.notified
+	gained, lost := ownershipChanges(a.notified, next, a.opts.ID, keys)
 	a.notified = next
-	var gained, lost []types.NamespacedName
-	for _, key := range keys {
-		was, is := old.owns(a.opts.ID, key), next.owns(a.opts.ID, key)
-		switch {
-		case is && !was:
-			gained = append(gained, key)
-		case was && !is:
-			lost = append(lost, key)
-		}
-	}
 	a.opts.Logger.Info("Ring changed", "members", next.ring.Members(), "fenced", next.fenced, "gained", len(gained), "lost", len(lost), "checkers", len(keys))
 	// Lost first: stop probing what is no longer ours before taking more.
 	for _, key := range append(lost, gained...) {
 		a.opts.Notify(ctx, key)
 	}
 	return nextExpiry, nil
+}
+
+// publish makes the ring of members and fenced the current assignment,
+// unless they already are, and returns the current assignment.
+func (a *Assigner) publish(members []string, fenced bool) *assignment {
+	current := a.current.Load()
+	sameMembers := slices.Equal(members, current.ring.Members())
+	if sameMembers && fenced == current.fenced {
+		return current
+	}
+	next := &assignment{ring: current.ring, fenced: fenced}
+	if !sameMembers {
+		next.ring = ring.New(members, a.opts.VirtualNodes)
+		a.rebalances.Add(1)
+	}
+	a.current.Store(next)
+	return next
 }
 
 // collectStale deletes the Leases of members long gone, so that crashed
@@ -280,4 +286,13 @@ func (a *Assigner) collectStale(ctx context.Context, leases []coordinationv1.Lea
 
 func labelsForRing(ringName string) map[string]string {
 	return map[string]string{membership.LabelRing: ringName}
+}
+
+// wake sends on a signal channel of capacity 1 without blocking: a signal
+// already pending stands for this one too.
+func wake(ch chan<- struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
 }

@@ -142,7 +142,6 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, trigger controllers.
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating lease client: %w", err)
 	}
-	var assigner *sharding.Assigner
 	heartbeat, err := membership.NewHeartbeat(membership.HeartbeatOptions{
 		Client:        clientset.CoordinationV1(),
 		Namespace:     opts.leaseNamespace,
@@ -152,14 +151,12 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, trigger controllers.
 		RenewInterval: opts.renewInterval,
 		SafetyMargin:  opts.safetyMargin,
 		Clock:         opts.clock,
-		// TODO(arch): replaced by the heartbeat's channel of fencing changes.
-		OnFencingChange: func(bool) { assigner.Poke() },
-		Logger:          opts.logger.WithName("heartbeat"),
+		Logger:        opts.logger.WithName("heartbeat"),
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	assigner, err = sharding.NewAssigner(sharding.AssignerOptions{
+	assigner, err := sharding.NewAssigner(sharding.AssignerOptions{
 		ID:           opts.shardID,
 		Cache:        mgr.GetCache(),
 		Namespace:    opts.leaseNamespace,

@@ -13,6 +13,7 @@ import (
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 )
 
 // Defaults of HeartbeatOptions.
@@ -49,9 +50,6 @@ type HeartbeatOptions struct {
 	SafetyMargin time.Duration
 	// Clock stamps renewals and times fencing. Default the real clock.
 	Clock clock.WithTickerAndDelayedExecution
-	// OnFencingChange is called (from the heartbeat goroutine; it must not
-	// block) whenever the replica becomes fenced or stops being fenced.
-	OnFencingChange func(fenced bool)
 	// Logger logs renewals failures and fencing changes.
 	Logger logr.Logger
 }
@@ -68,9 +66,6 @@ func (o *HeartbeatOptions) defaults() error {
 	}
 	if o.Clock == nil {
 		o.Clock = clock.RealClock{}
-	}
-	if o.OnFencingChange == nil {
-		o.OnFencingChange = func(bool) {}
 	}
 	var errs []error
 	if o.Client == nil {
@@ -97,6 +92,9 @@ func (o *HeartbeatOptions) defaults() error {
 type Heartbeat struct {
 	opts HeartbeatOptions
 	lock *resourcelock.LeaseLock
+	// fencingChanges has capacity 1: a pending signal stands for every
+	// change since it was sent.
+	fencingChanges chan struct{}
 
 	mu         sync.Mutex
 	fenced     bool
@@ -116,8 +114,9 @@ func NewHeartbeat(opts HeartbeatOptions) (*Heartbeat, error) {
 		return nil, err
 	}
 	return &Heartbeat{
-		opts:   opts,
-		fenced: true,
+		opts:           opts,
+		fenced:         true,
+		fencingChanges: make(chan struct{}, 1),
 		lock: &resourcelock.LeaseLock{
 			LeaseMeta:  metav1.ObjectMeta{Namespace: opts.Namespace, Name: opts.ID},
 			Client:     opts.Client,
@@ -137,8 +136,15 @@ func (h *Heartbeat) Fenced() bool {
 	return h.fenced
 }
 
+// FencingChanges returns a channel that receives a value after every change
+// of Fenced: "fencing changed, read Fenced()". The Heartbeat never blocks on
+// it; its capacity is 1, so changes the reader has not yet taken arrive as
+// one. It is meant for a single reader (the Assigner).
+func (h *Heartbeat) FencingChanges() <-chan struct{} { return h.fencingChanges }
+
 // Start renews the Lease every RenewInterval until ctx is done, then fences
-// the replica and deletes the Lease so that the others take over at once.
+// the replica and releases the Lease (see release) so that the others take
+// over at once.
 //
 // Fencing does not wait for this loop: a timer fences the replica at
 // lastRenew + LeaseDuration - SafetyMargin even while a renewal is stuck.
@@ -245,15 +251,32 @@ func (h *Heartbeat) tryRenew(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// release deletes the Lease, if it is still ours.
+// release deletes the Lease, if it is still ours: it reads the Lease,
+// leaves it alone when another replica holds it, and deletes it on the
+// condition that its UID and resourceVersion are still the ones read, so
+// that a Lease taken over or renewed by another writer in between (a
+// successor with the same shard id, such as a restarted StatefulSet pod)
+// survives.
 func (h *Heartbeat) release(log logr.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
-	err := h.opts.Client.Leases(h.opts.Namespace).Delete(ctx, h.opts.ID, metav1.DeleteOptions{})
+	leases := h.opts.Client.Leases(h.opts.Namespace)
+	lease, err := leases.Get(ctx, h.opts.ID, metav1.GetOptions{})
+	if err == nil {
+		if holder := ptr.Deref(lease.Spec.HolderIdentity, ""); holder != h.opts.ID {
+			log.Info("Lease held by another replica, not releasing it", "holder", holder)
+			return
+		}
+		err = leases.Delete(ctx, h.opts.ID, metav1.DeleteOptions{
+			Preconditions: &metav1.Preconditions{UID: &lease.UID, ResourceVersion: &lease.ResourceVersion},
+		})
+	}
 	switch {
 	case err == nil:
 		log.Info("Released lease")
 	case apierrors.IsNotFound(err):
+	case apierrors.IsConflict(err):
+		log.Info("Lease changed by another writer, not releasing it")
 	default:
 		log.Error(err, "Releasing lease failed; the others take over when it expires")
 	}
@@ -266,6 +289,15 @@ func (h *Heartbeat) setFenced(log logr.Logger, fenced bool) {
 	h.mu.Unlock()
 	if changed {
 		log.Info("Fencing changed", "fenced", fenced)
-		h.opts.OnFencingChange(fenced)
+		wake(h.fencingChanges)
+	}
+}
+
+// wake sends on a signal channel of capacity 1 without blocking: a signal
+// already pending stands for this one too.
+func wake(ch chan<- struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
 	}
 }

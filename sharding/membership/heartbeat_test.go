@@ -2,10 +2,12 @@ package membership_test
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"os"
-	"slices"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,8 +18,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/sharding/membership"
@@ -37,45 +41,48 @@ const (
 	ringName  = "heartbeat-test"
 )
 
-// fencingLog records the fencing changes a Heartbeat reports.
-type fencingLog struct {
-	mu      sync.Mutex
-	changes []bool
-}
-
-func (l *fencingLog) record(fenced bool) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.changes = append(l.changes, fenced)
-}
-
-func (l *fencingLog) get() []bool {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]bool(nil), l.changes...)
-}
-
-// await waits until the recorded changes are want: the callback runs just
-// after the state it reports has become visible through Fenced.
-func (l *fencingLog) await(t *testing.T, want ...bool) {
+// awaitFencingChange waits for the signal of a fencing change and checks
+// that Fenced then reads want. The test is the channel's only reader, and
+// calls it once for each change it causes, so no signal is left over from
+// an earlier change.
+func awaitFencingChange(t *testing.T, hb *membership.Heartbeat, want bool, within time.Duration) {
 	t.Helper()
-	require.Eventually(t, func() bool { return slices.Equal(l.get(), want) }, 5*time.Second, 10*time.Millisecond, "fencing changes %v, want %v", l.get(), want)
+	select {
+	case <-hb.FencingChanges():
+		require.Equal(t, want, hb.Fenced(), "fencing signalled, but Fenced() reads the old state")
+	case <-time.After(within):
+		require.FailNow(t, "no fencing change signalled", "want fenced=%t within %s; Fenced() reads %t", want, within, hb.Fenced())
+	}
 }
 
-// startHeartbeat runs a Heartbeat for id against cfg on a fake clock and
-// returns a function that stops it and waits for Start to return.
-func startHeartbeat(t *testing.T, cfg *rest.Config, id string, clk *clocktesting.FakeClock, log *fencingLog) (*membership.Heartbeat, func()) {
+// noFencingChange checks that no fencing change is pending.
+func noFencingChange(t *testing.T, hb *membership.Heartbeat) {
+	t.Helper()
+	select {
+	case <-hb.FencingChanges():
+		assert.Fail(t, "fencing change signalled", "Fenced() reads %t", hb.Fenced())
+	default:
+	}
+}
+
+func leasesClient(t *testing.T, cfg *rest.Config) coordinationv1client.LeasesGetter {
 	t.Helper()
 	clientset, err := kubernetes.NewForConfig(cfg)
 	require.NoError(t, err)
+	return clientset.CoordinationV1()
+}
+
+// startHeartbeat runs a Heartbeat for id through leases on a fake clock and
+// returns a function that stops it and waits for Start to return.
+func startHeartbeat(t *testing.T, leases coordinationv1client.LeasesGetter, id string, clk *clocktesting.FakeClock) (*membership.Heartbeat, func()) {
+	t.Helper()
 	hb, err := membership.NewHeartbeat(membership.HeartbeatOptions{
-		Client:          clientset.CoordinationV1(),
-		Namespace:       namespace,
-		ID:              id,
-		RingName:        ringName,
-		Clock:           clk,
-		OnFencingChange: log.record,
-		Logger:          testr.New(t),
+		Client:    leases,
+		Namespace: namespace,
+		ID:        id,
+		RingName:  ringName,
+		Clock:     clk,
+		Logger:    testr.New(t),
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -99,9 +106,7 @@ func startHeartbeat(t *testing.T, cfg *rest.Config, id string, clk *clocktesting
 
 func getLease(t *testing.T, id string) (*coordinationv1.Lease, error) {
 	t.Helper()
-	clientset, err := kubernetes.NewForConfig(cp.Config)
-	require.NoError(t, err)
-	return clientset.CoordinationV1().Leases(namespace).Get(context.Background(), id, metav1.GetOptions{})
+	return leasesClient(t, cp.Config).Leases(namespace).Get(context.Background(), id, metav1.GetOptions{})
 }
 
 // renewedAt waits until the Lease of id says it was renewed at want.
@@ -115,8 +120,7 @@ func renewedAt(t *testing.T, id string, want time.Time) {
 
 func TestHeartbeatRenewsAndReleases(t *testing.T) {
 	clk := clocktesting.NewFakeClock(t0)
-	log := &fencingLog{}
-	hb, stop := startHeartbeat(t, cp.Config, "renewer", clk, log)
+	hb, stop := startHeartbeat(t, leasesClient(t, cp.Config), "renewer", clk)
 
 	// Created at once, unfenced after the first renewal.
 	renewedAt(t, "renewer", t0)
@@ -125,7 +129,7 @@ func TestHeartbeatRenewsAndReleases(t *testing.T) {
 	assert.Equal(t, "renewer", *l.Spec.HolderIdentity)
 	assert.EqualValues(t, 10, *l.Spec.LeaseDurationSeconds)
 	assert.Equal(t, ringName, l.Labels[membership.LabelRing])
-	require.Eventually(t, func() bool { return !hb.Fenced() }, 5*time.Second, 10*time.Millisecond)
+	awaitFencingChange(t, hb, false, 5*time.Second)
 
 	// Renewed every renew interval, stamped with the (fake) clock.
 	for i := 1; i <= 3; i++ {
@@ -133,13 +137,109 @@ func TestHeartbeatRenewsAndReleases(t *testing.T) {
 		renewedAt(t, "renewer", t0.Add(time.Duration(i)*membership.DefaultRenewInterval))
 	}
 	assert.False(t, hb.Fenced())
+	noFencingChange(t, hb)
 
-	// Shutdown releases the Lease at once.
+	// Shutdown fences the replica and releases the Lease at once.
 	stop()
 	_, err = getLease(t, "renewer")
 	assert.True(t, apierrors.IsNotFound(err), "lease still there after shutdown: %v", err)
-	assert.True(t, hb.Fenced())
-	log.await(t, false, true)
+	awaitFencingChange(t, hb, true, 5*time.Second)
+}
+
+// racingLeases is a LeasesGetter that, once armed, runs a function (another
+// writer) right after the next Get returns: between the read and the write
+// that follows it.
+type racingLeases struct {
+	coordinationv1client.LeasesGetter
+	afterGet atomic.Pointer[func()]
+}
+
+func (r *racingLeases) Leases(namespace string) coordinationv1client.LeaseInterface {
+	return racingLeaseInterface{LeaseInterface: r.LeasesGetter.Leases(namespace), r: r}
+}
+
+type racingLeaseInterface struct {
+	coordinationv1client.LeaseInterface
+	r *racingLeases
+}
+
+func (l racingLeaseInterface) Get(ctx context.Context, name string, opts metav1.GetOptions) (*coordinationv1.Lease, error) {
+	lease, err := l.LeaseInterface.Get(ctx, name, opts)
+	if f := l.r.afterGet.Swap(nil); f != nil {
+		(*f)()
+	}
+	return lease, err
+}
+
+// TestHeartbeatReleasesOnlyItsOwnLease checks that shutdown deletes the
+// Lease only while this replica still holds it as it read it: a Lease
+// another writer took over, or changed between the read and the delete,
+// survives.
+func TestHeartbeatReleasesOnlyItsOwnLease(t *testing.T) {
+	takeOver := func(l *coordinationv1.Lease) { l.Spec.HolderIdentity = ptr.To("successor") }
+	// A successor with the same shard id (a restarted StatefulSet pod)
+	// renews the Lease.
+	renew := func(l *coordinationv1.Lease) { l.Spec.RenewTime = ptr.To(metav1.NewMicroTime(t0.Add(time.Minute))) }
+	tests := map[string]struct {
+		// Another writer's change, made before shutdown starts or right
+		// after release has read the Lease.
+		beforeShutdown, betweenReadAndDelete func(*coordinationv1.Lease)
+		wantHolder                           string // "": released
+	}{
+		"still ours":                           {},
+		"taken over before shutdown":           {beforeShutdown: takeOver, wantHolder: "successor"},
+		"taken over after release read it":     {betweenReadAndDelete: takeOver, wantHolder: "successor"},
+		"renewed by a namesake after the read": {betweenReadAndDelete: renew, wantHolder: "release-renewed-by-a-namesake-after-the-read"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			id := "release-" + strings.ReplaceAll(name, " ", "-")
+			leases := &racingLeases{LeasesGetter: leasesClient(t, cp.Config)}
+			direct := leases.LeasesGetter.Leases(namespace)
+			t.Cleanup(func() { _ = direct.Delete(context.Background(), id, metav1.DeleteOptions{}) })
+			clk := clocktesting.NewFakeClock(t0)
+			hb, stop := startHeartbeat(t, leases, id, clk)
+			renewedAt(t, id, t0)
+			awaitFencingChange(t, hb, false, 5*time.Second)
+
+			// The clock stands still: no renewal runs after this, so the
+			// next Get is release's.
+			if tc.beforeShutdown != nil {
+				require.NoError(t, changeLease(direct, id, tc.beforeShutdown))
+			}
+			var raceErr error // set on the heartbeat's goroutine, read after stop
+			if tc.betweenReadAndDelete != nil {
+				f := func() { raceErr = changeLease(direct, id, tc.betweenReadAndDelete) }
+				leases.afterGet.Store(&f)
+			}
+			stop()
+			require.Nil(t, leases.afterGet.Load(), "release did not read the lease")
+			require.NoError(t, raceErr)
+
+			l, err := getLease(t, id)
+			if tc.wantHolder == "" {
+				assert.True(t, apierrors.IsNotFound(err), "lease still there after shutdown: %v", err)
+				return
+			}
+			require.NoError(t, err, "a lease another writer changed was deleted")
+			assert.Equal(t, tc.wantHolder, ptr.Deref(l.Spec.HolderIdentity, ""))
+		})
+	}
+}
+
+// changeLease reads the Lease of id and writes it back changed, as another
+// writer would.
+func changeLease(leases coordinationv1client.LeaseInterface, id string, change func(*coordinationv1.Lease)) error {
+	ctx := context.Background()
+	l, err := leases.Get(ctx, id, metav1.GetOptions{})
+	if err != nil {
+		return fmt.Errorf("getting lease %s: %w", id, err)
+	}
+	change(l)
+	if _, err := leases.Update(ctx, l, metav1.UpdateOptions{}); err != nil {
+		return fmt.Errorf("updating lease %s: %w", id, err)
+	}
+	return nil
 }
 
 func TestHeartbeatFencesWhenRenewalsFail(t *testing.T) {
@@ -152,10 +252,9 @@ func TestHeartbeatFencesWhenRenewalsFail(t *testing.T) {
 	viaProxy.Host = "https://" + proxy.Addr()
 
 	clk := clocktesting.NewFakeClock(t0)
-	log := &fencingLog{}
-	hb, _ := startHeartbeat(t, viaProxy, "partitioned", clk, log)
+	hb, _ := startHeartbeat(t, leasesClient(t, viaProxy), "partitioned", clk)
 	renewedAt(t, "partitioned", t0)
-	require.Eventually(t, func() bool { return !hb.Fenced() }, 5*time.Second, 10*time.Millisecond)
+	awaitFencingChange(t, hb, false, 5*time.Second)
 
 	// The API server becomes unreachable. Renewals fail, but the replica
 	// keeps working until lease duration - safety margin (8s) has passed
@@ -167,17 +266,16 @@ func TestHeartbeatFencesWhenRenewalsFail(t *testing.T) {
 	}
 	clk.SetTime(fenceAt.Add(-time.Millisecond))
 	assert.Never(t, hb.Fenced, 2*time.Second, 20*time.Millisecond, "fenced before %s", fenceAt)
+	noFencingChange(t, hb)
 
 	// ...and fences itself exactly then.
 	clk.SetTime(fenceAt)
-	require.Eventually(t, hb.Fenced, 10*time.Second, 10*time.Millisecond, "not fenced at %s", fenceAt)
-	log.await(t, false, true)
+	awaitFencingChange(t, hb, true, 10*time.Second)
 
 	// Reachable again: the next renewal lifts the fencing.
 	proxy.Restore()
 	clk.Step(membership.DefaultRenewInterval)
-	require.Eventually(t, func() bool { return !hb.Fenced() }, 15*time.Second, 20*time.Millisecond)
-	log.await(t, false, true, false)
+	awaitFencingChange(t, hb, false, 15*time.Second)
 	l, err := getLease(t, "partitioned")
 	require.NoError(t, err)
 	assert.True(t, l.Spec.RenewTime.Time.After(t0), "renewTime %s", l.Spec.RenewTime)

@@ -95,13 +95,7 @@ func newRing(members []string, virtualNodes int, tokenHash func(member string, i
 // exactly; changing it changes the owner of most keys and must be rolled out
 // to all replicas at once.
 func TokenHash(member string, i int) uint64 {
-	// Equivalent to xxhash.Sum64String(member + "#" + strconv.Itoa(i)),
-	// without allocating for member names of usual length.
-	var buf [64]byte
-	b := append(buf[:0], member...)
-	b = append(b, '#')
-	b = strconv.AppendInt(b, int64(i), 10)
-	return xxhash.Sum64(b)
+	return indexedHash(member, i)
 }
 
 // KeyHash returns the position on the ring of key: its 64-bit xxhash (XXH64,
@@ -158,10 +152,17 @@ func ProbeHash(key string, j int) uint64 {
 	if j == 0 {
 		return KeyHash(key)
 	}
+	return indexedHash(key, j)
+}
+
+// indexedHash is the one hash behind TokenHash and ProbeHash: the 64-bit
+// xxhash (XXH64, seed 0) of s + "#" + strconv.Itoa(i), computed without
+// allocating for strings of usual length (member names, checker keys).
+func indexedHash(s string, i int) uint64 {
 	var buf [128]byte
-	b := append(buf[:0], key...)
+	b := append(buf[:0], s...)
 	b = append(b, '#')
-	b = strconv.AppendInt(b, int64(j), 10)
+	b = strconv.AppendInt(b, int64(i), 10)
 	return xxhash.Sum64(b)
 }
 

@@ -345,6 +345,16 @@ func TestHashesArePinned(t *testing.T) {
 	assert.Equal(t, uint64(0xef46db3751d8e999), KeyHash(""))
 	assert.Equal(t, xxhash.Sum64String("webchecker-0#7"), TokenHash("webchecker-0", 7))
 	assert.Equal(t, xxhash.Sum64String("default/example"), KeyHash(Key("default", "example")))
+	assert.Equal(t, KeyHash("default/example"), ProbeHash("default/example", 0))
+	// TokenHash and ProbeHash share one implementation with a stack
+	// buffer: strings longer than it must hash the same.
+	long := strings.Repeat("n", 300)
+	for _, j := range []int{1, 7, 123456} {
+		suffix := "#" + strconv.Itoa(j)
+		assert.Equal(t, xxhash.Sum64String("default/example"+suffix), ProbeHash("default/example", j))
+		assert.Equal(t, xxhash.Sum64String(long+suffix), ProbeHash(long, j))
+		assert.Equal(t, xxhash.Sum64String(long+suffix), TokenHash(long, j))
+	}
 
 	pinned := map[string]struct {
 		got  uint64

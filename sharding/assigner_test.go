@@ -1,0 +1,293 @@
+package sharding_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-logr/logr/testr"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	coordinationv1 "k8s.io/api/coordination/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/sharding"
+	"github.com/networkio/webchecker/sharding/membership"
+	"github.com/networkio/webchecker/sharding/ring"
+)
+
+// t0 is the fake clock's start. The API server stores renewTime as given,
+// so Leases can be stamped with fake instants.
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+const (
+	leaseNamespace = "default"
+	// alive is a Lease duration no test outlives on the fake clock.
+	alive = time.Hour
+	// within bounds every wait for the Assigner to react; it reacts in
+	// milliseconds, the rest is headroom for a loaded machine.
+	within = 10 * time.Second
+	tick   = 20 * time.Millisecond
+)
+
+// fakeFencer is a Fencer the test switches.
+type fakeFencer struct {
+	fenced  atomic.Bool
+	changes chan struct{}
+}
+
+func newFakeFencer() *fakeFencer { return &fakeFencer{changes: make(chan struct{}, 1)} }
+
+func (f *fakeFencer) Fenced() bool                    { return f.fenced.Load() }
+func (f *fakeFencer) FencingChanges() <-chan struct{} { return f.changes }
+
+func (f *fakeFencer) set(fenced bool) {
+	f.fenced.Store(fenced)
+	select {
+	case f.changes <- struct{}{}:
+	default:
+	}
+}
+
+// notifications records the keys an Assigner notifies.
+type notifications struct {
+	mu   sync.Mutex
+	keys []types.NamespacedName
+}
+
+func (n *notifications) notify(_ context.Context, key types.NamespacedName) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.keys = append(n.keys, key)
+}
+
+func (n *notifications) count() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.keys)
+}
+
+// await waits until as many keys as want have been notified since the last
+// await, and checks that they are want, in any order.
+func (n *notifications) await(t *testing.T, want []types.NamespacedName) {
+	t.Helper()
+	require.Eventually(t, func() bool { return n.count() >= len(want) }, within, tick, "notified %d keys, want %d", n.count(), len(want))
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	assert.ElementsMatch(t, want, n.keys)
+	n.keys = nil
+}
+
+// testKeys are the checkers of every Assigner test: Keys is static.
+var testKeys = func() []types.NamespacedName {
+	keys := make([]types.NamespacedName, 40)
+	for i := range keys {
+		keys[i] = types.NamespacedName{Namespace: "default", Name: fmt.Sprintf("checker-%d", i)}
+	}
+	return keys
+}()
+
+// ownedBy returns the test keys that id owns in a ring of members.
+func ownedBy(id string, members ...string) []types.NamespacedName {
+	r := ring.New(members, 0)
+	var owned []types.NamespacedName
+	for _, k := range testKeys {
+		if r.Owner(ring.Key(k.Namespace, k.Name)) == id {
+			owned = append(owned, k)
+		}
+	}
+	return owned
+}
+
+// assignerTest is one Assigner running against the API server on a fake
+// clock, with its own cache restricted to its ring.
+type assignerTest struct {
+	assigner *sharding.Assigner
+	clock    *clocktesting.FakeClock
+	fencer   *fakeFencer
+	notified *notifications
+	// direct reaches the API server without a cache.
+	direct client.Client
+}
+
+func newDirectClient(t *testing.T) client.Client {
+	t.Helper()
+	scheme, err := framework.NewScheme()
+	require.NoError(t, err)
+	direct, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	return direct
+}
+
+// startAssigner starts an Assigner for id on ringName once the Leases the
+// test created are in place. collect sets its Deleter.
+func startAssigner(t *testing.T, direct client.Client, id, ringName string, collect bool) *assignerTest {
+	t.Helper()
+	c, err := cache.New(cp.Config, cache.Options{
+		Scheme: direct.Scheme(),
+		ByObject: map[client.Object]cache.ByObject{
+			&coordinationv1.Lease{}: sharding.LeaseCacheOptions(leaseNamespace, ringName),
+		},
+	})
+	require.NoError(t, err)
+	at := &assignerTest{clock: clocktesting.NewFakeClock(t0), fencer: newFakeFencer(), notified: &notifications{}, direct: direct}
+	opts := sharding.AssignerOptions{
+		ID:         id,
+		Cache:      c,
+		Namespace:  leaseNamespace,
+		RingName:   ringName,
+		Fencer:     at.fencer,
+		Keys:       func(context.Context) ([]types.NamespacedName, error) { return testKeys, nil },
+		Notify:     at.notified.notify,
+		StaleAfter: time.Minute,
+		Clock:      at.clock,
+		Logger:     testr.New(t),
+	}
+	if collect {
+		opts.Deleter = direct
+	}
+	at.assigner, err = sharding.NewAssigner(opts)
+	require.NoError(t, err)
+	framework.RunInTest(t, c)
+	framework.RunInTest(t, at.assigner) // stops before the cache
+	return at
+}
+
+// createLease creates the Lease of a ring member that last renewed it at
+// renewed, for duration, and deletes it when the test ends.
+func createLease(t *testing.T, direct client.Client, name, ringName string, renewed time.Time, duration time.Duration) *coordinationv1.Lease {
+	t.Helper()
+	l := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Namespace: leaseNamespace, Name: name, Labels: map[string]string{membership.LabelRing: ringName}},
+		Spec: coordinationv1.LeaseSpec{
+			HolderIdentity:       ptr.To(name),
+			LeaseDurationSeconds: ptr.To(int32(duration / time.Second)),
+			RenewTime:            ptr.To(metav1.NewMicroTime(renewed)),
+		},
+	}
+	require.NoError(t, direct.Create(context.Background(), l))
+	t.Cleanup(func() { _ = client.IgnoreNotFound(direct.Delete(context.Background(), l)) })
+	return l
+}
+
+// awaitMembers waits until the Assigner's ring has exactly members.
+func (at *assignerTest) awaitMembers(t *testing.T, members ...string) {
+	t.Helper()
+	require.Eventually(t, func() bool { return assert.ObjectsAreEqual(members, at.assigner.Members()) }, within, tick,
+		"members %v, want %v", at.assigner.Members(), members)
+}
+
+// assertOwns checks that the Assigner owns exactly the test keys in owned.
+func (at *assignerTest) assertOwns(t *testing.T, owned []types.NamespacedName) {
+	t.Helper()
+	want := map[types.NamespacedName]bool{}
+	for _, k := range owned {
+		want[k] = true
+	}
+	for _, k := range testKeys {
+		assert.Equal(t, want[k], at.assigner.Owns(k), "Owns(%s)", k)
+	}
+}
+
+// TestAssignerDropsExpiredMembers checks that a peer whose Lease is no
+// longer renewed leaves the ring when the clock passes renewTime +
+// leaseDuration, with no Lease event to announce it, and that this replica
+// is notified of, and owns, the checkers it takes over.
+func TestAssignerDropsExpiredMembers(t *testing.T) {
+	const ringName, self, peer = "assigner-expiry", "expiry-self", "expiry-peer"
+	const peerDuration = 10 * time.Second
+	direct := newDirectClient(t)
+	createLease(t, direct, self, ringName, t0, alive)
+	createLease(t, direct, peer, ringName, t0, peerDuration)
+	at := startAssigner(t, direct, self, ringName, false)
+
+	at.notified.await(t, ownedBy(self, self, peer))
+	at.awaitMembers(t, peer, self)
+	at.assertOwns(t, ownedBy(self, self, peer))
+	taken := ownedBy(peer, self, peer)
+	require.NotEmpty(t, taken, "the peer owns no test key: the test would prove nothing")
+
+	// Live until the last instant before expiry...
+	at.clock.SetTime(t0.Add(peerDuration - time.Millisecond))
+	assert.Never(t, func() bool { return len(at.assigner.Members()) != 2 }, 500*time.Millisecond, tick, "peer dropped before its lease expired")
+
+	// ...and gone at renewTime + leaseDuration.
+	at.clock.SetTime(t0.Add(peerDuration))
+	at.awaitMembers(t, self)
+	at.notified.await(t, taken)
+	at.assertOwns(t, testKeys)
+	assert.EqualValues(t, 2, at.assigner.Rebalances(), "rebalances: the first ring, then the peer's expiry")
+}
+
+// TestAssignerFencing checks that fencing, signalled through the Fencer's
+// channel, takes every checker away at once and reports each as lost, and
+// that lifting it gives them back.
+func TestAssignerFencing(t *testing.T) {
+	const ringName, self, peer = "assigner-fencing", "fencing-self", "fencing-peer"
+	direct := newDirectClient(t)
+	createLease(t, direct, self, ringName, t0, alive)
+	createLease(t, direct, peer, ringName, t0, alive)
+	at := startAssigner(t, direct, self, ringName, false)
+	owned := ownedBy(self, self, peer)
+	require.NotEmpty(t, owned)
+	at.notified.await(t, owned)
+	at.assertOwns(t, owned)
+	rebalances := at.assigner.Rebalances()
+
+	// Owns reads the Fencer itself: no re-evaluation needed.
+	at.fencer.set(true)
+	at.assertOwns(t, nil)
+	at.notified.await(t, owned)
+
+	at.fencer.set(false)
+	at.notified.await(t, owned)
+	at.assertOwns(t, owned)
+	assert.Equal(t, rebalances, at.assigner.Rebalances(), "fencing is not a change of membership")
+	assert.Equal(t, []string{peer, self}, at.assigner.Members())
+}
+
+// TestAssignerCollectsStaleLeases checks that a Lease expired for longer
+// than StaleAfter is deleted, while one expired more recently and a Lease
+// of another ring are kept; and that the recent one goes too once it has
+// been expired for StaleAfter.
+func TestAssignerCollectsStaleLeases(t *testing.T) {
+	const ringName, self = "assigner-stale", "stale-self"
+	const duration = 10 * time.Second
+	direct := newDirectClient(t)
+	selfLease := createLease(t, direct, self, ringName, t0, alive)
+	longGone := createLease(t, direct, "stale-long-gone", ringName, t0.Add(-5*time.Minute), duration)
+	recent := createLease(t, direct, "stale-recent", ringName, t0.Add(-20*time.Second), duration) // expired at t0-10s
+	otherRing := createLease(t, direct, "stale-other-ring", "another-ring", t0.Add(-5*time.Minute), duration)
+	at := startAssigner(t, direct, self, ringName, true)
+
+	exists := func(l *coordinationv1.Lease) bool {
+		err := direct.Get(context.Background(), client.ObjectKeyFromObject(l), &coordinationv1.Lease{})
+		require.True(t, err == nil || apierrors.IsNotFound(err), "%v", err)
+		return err == nil
+	}
+	require.Eventually(t, func() bool { return !exists(longGone) }, within, tick, "stale lease not deleted")
+	// The evaluation that deleted it saw the others too.
+	assert.True(t, exists(recent), "a lease expired for less than StaleAfter was deleted")
+	assert.True(t, exists(otherRing), "a lease of another ring was deleted")
+
+	// Past StaleAfter for the recent one too. Its expiry is not an event
+	// and no timer is due; the next evaluation, here the renewal of this
+	// replica's own Lease, collects it.
+	now := t0.Add(51 * time.Second)
+	at.clock.SetTime(now)
+	selfLease.Spec.RenewTime = ptr.To(metav1.NewMicroTime(now))
+	require.NoError(t, direct.Update(context.Background(), selfLease))
+	require.Eventually(t, func() bool { return !exists(recent) }, within, tick, "lease expired for longer than StaleAfter not deleted")
+	assert.True(t, exists(otherRing), "a lease of another ring was deleted")
+	assert.True(t, exists(selfLease), "a live lease was deleted")
+}

@@ -1,0 +1,249 @@
+package sharding
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/networkio/webchecker/sharding/ring"
+)
+
+const me = "me"
+
+func assign(fenced bool, members ...string) *assignment {
+	return &assignment{ring: ring.New(members, 0), fenced: fenced}
+}
+
+func checkers(names ...string) []types.NamespacedName {
+	keys := make([]types.NamespacedName, 0, len(names))
+	for _, n := range names {
+		keys = append(keys, types.NamespacedName{Namespace: "default", Name: n})
+	}
+	return keys
+}
+
+// TestOwnershipChanges pins the decision on ten checkers. Their owners, from
+// the pinned ring: with members {me} "me" owns all; with {me, b} it owns c,
+// e, g, i; with {me, b, c} it owns c, g, i (c takes e); with {b, c} none.
+func TestOwnershipChanges(t *testing.T) {
+	all := checkers("a", "b", "c", "d", "e", "f", "g", "h", "i", "j")
+	tests := map[string]struct {
+		before, after *assignment
+		gained, lost  []types.NamespacedName
+	}{
+		"ring of one, nothing changes":   {before: assign(false, me), after: assign(false, me)},
+		"ring of three, nothing changes": {before: assign(false, me, "b", "c"), after: assign(false, me, "b", "c")},
+		"first assignment, ring of one": {
+			before: assign(true), after: assign(false, me),
+			gained: all,
+		},
+		"ring of one, a member joins": {
+			before: assign(false, me), after: assign(false, me, "b"),
+			lost: checkers("a", "b", "d", "f", "h", "j"),
+		},
+		"ring of two, a member leaves": {
+			before: assign(false, me, "b"), after: assign(false, me),
+			gained: checkers("a", "b", "d", "f", "h", "j"),
+		},
+		"ring of two, a third member joins": {
+			before: assign(false, me, "b"), after: assign(false, me, "b", "c"),
+			lost: checkers("e"),
+		},
+		"ring of three, another member leaves": {
+			before: assign(false, me, "b", "c"), after: assign(false, me, "b"),
+			gained: checkers("e"),
+		},
+		"this replica joins a ring of two": {
+			before: assign(false, "b", "c"), after: assign(false, me, "b", "c"),
+			gained: checkers("c", "g", "i"),
+		},
+		"this replica leaves a ring of three": {
+			before: assign(false, me, "b", "c"), after: assign(false, "b", "c"),
+			lost: checkers("c", "g", "i"),
+		},
+		"fencing on": {
+			before: assign(false, me, "b"), after: assign(true, me, "b"),
+			lost: checkers("c", "e", "g", "i"),
+		},
+		"fencing off": {
+			before: assign(true, me, "b"), after: assign(false, me, "b"),
+			gained: checkers("c", "e", "g", "i"),
+		},
+		"fenced while a member joins": {before: assign(true, me, "b"), after: assign(true, me, "b", "c")},
+		"fencing lifted as a member joins": {
+			before: assign(true, me, "b"), after: assign(false, me, "b", "c"),
+			gained: checkers("c", "g", "i"),
+		},
+		"not a member while others change": {before: assign(false, "b"), after: assign(false, "b", "c")},
+		"empty rings":                      {before: assign(false), after: assign(false)},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			gained, lost := ownershipChanges(tc.before, tc.after, me, all)
+			assert.Equal(t, tc.gained, gained, "gained")
+			assert.Equal(t, tc.lost, lost, "lost")
+		})
+	}
+}
+
+// The property tests below check ownershipChanges against random
+// memberships of propertyPool over propertyKeys. Their seeds are fixed so
+// that a failure can be replayed.
+const trials = 200
+
+var (
+	propertyPool = []string{me, "webchecker-0", "webchecker-1", "webchecker-2", "webchecker-3", "webchecker-4", "webchecker-5", "webchecker-6"}
+	propertyKeys = func() []types.NamespacedName {
+		keys := make([]types.NamespacedName, 300)
+		for i := range keys {
+			keys[i] = types.NamespacedName{Namespace: fmt.Sprintf("ns-%d", i%7), Name: fmt.Sprintf("checker-%d", i)}
+		}
+		return keys
+	}()
+)
+
+// memberships draws random memberships.
+type memberships struct{ rng *rand.Rand }
+
+func newMemberships(seed uint64) memberships {
+	return memberships{rng: rand.New(rand.NewPCG(seed, seed))}
+}
+
+// draw returns a random subset of propertyPool.
+func (g memberships) draw() []string {
+	var ms []string
+	for _, m := range propertyPool {
+		if g.rng.IntN(2) == 0 {
+			ms = append(ms, m)
+		}
+	}
+	return ms
+}
+
+// otherIn draws a member of ms other than me; ok is false when there is
+// none.
+func (g memberships) otherIn(ms []string) (m string, ok bool) {
+	others := slices.DeleteFunc(slices.Clone(ms), func(m string) bool { return m == me })
+	if len(others) == 0 {
+		return "", false
+	}
+	return others[g.rng.IntN(len(others))], true
+}
+
+// notIn returns the members of propertyPool missing from ms.
+func notIn(ms []string) []string {
+	return slices.DeleteFunc(slices.Clone(propertyPool), func(m string) bool { return slices.Contains(ms, m) })
+}
+
+// ownedKeys returns the set of propertyKeys that me owns under a.
+func ownedKeys(a *assignment) map[types.NamespacedName]bool {
+	set := map[types.NamespacedName]bool{}
+	for _, k := range propertyKeys {
+		if a.owns(me, k) {
+			set[k] = true
+		}
+	}
+	return set
+}
+
+// TestOwnershipChangesAreTheDifference checks, for random memberships and
+// fencing before and after, that every gained key is owned after and not
+// before, every lost key the other way round, that no key is both, and that
+// owned before - lost + gained = owned after.
+func TestOwnershipChangesAreTheDifference(t *testing.T) {
+	g := newMemberships(10)
+	changed := 0
+	for trial := range trials {
+		before, after := assign(g.rng.IntN(4) == 0, g.draw()...), assign(g.rng.IntN(4) == 0, g.draw()...)
+		gained, lost := ownershipChanges(before, after, me, propertyKeys)
+		was, is := ownedKeys(before), ownedKeys(after)
+		for _, k := range gained {
+			require.True(t, is[k] && !was[k], "trial %d: gained %s, owned before %t, after %t", trial, k, was[k], is[k])
+		}
+		for _, k := range lost {
+			require.True(t, was[k] && !is[k], "trial %d: lost %s, owned before %t, after %t", trial, k, was[k], is[k])
+		}
+		for _, k := range lost {
+			delete(was, k)
+		}
+		for _, k := range gained {
+			require.False(t, was[k], "trial %d: %s gained and lost, or gained twice", trial, k)
+			was[k] = true
+		}
+		require.Equal(t, is, was, "trial %d: %v -> %v", trial, before.ring.Members(), after.ring.Members())
+		changed += len(gained) + len(lost)
+	}
+	require.Positive(t, changed, "no trial changed ownership: the property was never exercised")
+}
+
+// TestOwnershipMovesOnlyWithTheChangedMember checks, for random
+// memberships, that when another member joins or leaves this replica's
+// keys move one way only, and only to or from that member.
+func TestOwnershipMovesOnlyWithTheChangedMember(t *testing.T) {
+	tests := map[string]struct {
+		// draw changes ms by one member other than me; ok is false when
+		// ms allows no such change.
+		draw func(g memberships, ms []string) (before, after []string, other string, ok bool)
+	}{
+		"another member joins: this replica only loses keys, to it": {draw: func(g memberships, ms []string) ([]string, []string, string, bool) {
+			joiner, ok := g.otherIn(notIn(ms))
+			return ms, append(slices.Clone(ms), joiner), joiner, ok
+		}},
+		"another member leaves: this replica only gains its keys": {draw: func(g memberships, ms []string) ([]string, []string, string, bool) {
+			leaver, ok := g.otherIn(ms)
+			return ms, slices.DeleteFunc(slices.Clone(ms), func(m string) bool { return m == leaver }), leaver, ok
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			g := newMemberships(20)
+			moved := 0
+			for trial := range trials {
+				ms, changed, other, ok := tc.draw(g, g.draw())
+				if !ok {
+					continue
+				}
+				before, after := assign(false, ms...), assign(false, changed...)
+				gained, lost := ownershipChanges(before, after, me, propertyKeys)
+				// A join only takes keys away, to the joiner (their owner
+				// after); a leave only hands out the leaver's (their
+				// owner before).
+				moving, none, withOther := lost, gained, after
+				if len(changed) < len(ms) {
+					moving, none, withOther = gained, lost, before
+				}
+				require.Empty(t, none, "trial %d: %v -> %v", trial, ms, changed)
+				for _, k := range moving {
+					require.Equal(t, other, withOther.ring.Owner(ring.Key(k.Namespace, k.Name)), "trial %d: %s moved, %v -> %v", trial, k, ms, changed)
+				}
+				moved += len(moving)
+			}
+			require.Positive(t, moved, "no trial moved a key: the property was never exercised")
+		})
+	}
+}
+
+// TestFencingMovesEveryOwnedKey checks, for random memberships, that
+// fencing loses every owned key and gains none, and that unfencing gains
+// the same keys back.
+func TestFencingMovesEveryOwnedKey(t *testing.T) {
+	g := newMemberships(30)
+	moved := 0
+	for trial := range trials {
+		ms := g.draw()
+		unfenced, fenced := assign(false, ms...), assign(true, ms...)
+		gained, lost := ownershipChanges(unfenced, fenced, me, propertyKeys)
+		require.Empty(t, gained, "trial %d", trial)
+		require.Len(t, lost, len(ownedKeys(unfenced)), "trial %d", trial)
+		regained, relost := ownershipChanges(fenced, unfenced, me, propertyKeys)
+		require.Empty(t, relost, "trial %d", trial)
+		require.Equal(t, lost, regained, "trial %d", trial)
+		moved += len(lost)
+	}
+	require.Positive(t, moved, "no trial owned a key: the property was never exercised")
+}
