@@ -66,7 +66,7 @@ type AssignerOptions struct {
 	Logger logr.Logger
 }
 
-// Assigner is the Ownership of a replica among several: it builds a
+// Assigner decides the ownership of a replica among several: it builds a
 // consistent-hash ring from the live members' Leases and owns the checkers
 // the ring assigns to this replica, unless the replica is fenced. It
 // reports every change of ownership through Notify. It is a
@@ -82,8 +82,6 @@ type Assigner struct {
 	// reported; only the Start goroutine uses it.
 	notified *assignment
 }
-
-var _ Ownership = (*Assigner)(nil)
 
 // NewAssigner validates opts and returns an Assigner that owns nothing until
 // it has started and seen its own live Lease.

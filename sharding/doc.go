@@ -1,9 +1,11 @@
 // Package sharding decides which WebCheckers this replica is responsible
 // for: which ones it probes and whose status it writes.
 //
-// Ownership is the contract the scheduler and the reconciler consume. Static
-// owns every checker and is what a single replica uses; the Assigner plugs
-// the Lease-based consistent-hash ring in behind the same interface.
+// The Assigner answers Owns(key) and ShardID() for this replica from a
+// consistent-hash ring built from the ring's Leases. Its consumers declare
+// what they need of it themselves: the probe scheduler takes Owns as a
+// function, the reconciler an Ownership interface, the metrics a
+// ShardSource; cmd/manager wires them.
 //
 // Dependencies point one way: the Assigner reads the ring's Leases from a
 // cache and this replica's fencing from a Fencer (membership.Heartbeat),
