@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,13 +42,19 @@ const (
 //
 // UDP answers that do not fit the client's buffer (512 bytes, or the size
 // announced in an EDNS(0) OPT record) are truncated, so that clients retry
-// over TCP. A DNSServer is safe for concurrent use.
+// over TCP. The table can be replaced while the server runs (SetRecords),
+// and answers can rotate like round-robin DNS (Rotate). A DNSServer is safe
+// for concurrent use.
 type DNSServer struct {
-	records map[string][]net.IP
 	addr    string
 	udp     net.PacketConn
 	tcp     net.Listener
 	queries atomic.Int64
+
+	recordsMu sync.Mutex
+	records   map[string][]net.IP // replaced, never modified in place
+	rotate    bool
+	answered  map[string]int // answers so far, by name and type (when rotating)
 
 	wg        sync.WaitGroup
 	mu        sync.Mutex
@@ -63,21 +70,9 @@ type DNSServer struct {
 // answer A queries, other IPv6 addresses answer AAAA queries. The table is
 // copied. The caller must Close the server.
 func NewDNSServer(records map[string][]net.IP) (*DNSServer, error) {
-	table := make(map[string][]net.IP, len(records))
-	for name, ips := range records {
-		key := canonicalName(name)
-		if key == "" {
-			return nil, fmt.Errorf("probetest: invalid record name %q", name)
-		}
-		for _, ip := range ips {
-			if ip.To16() == nil {
-				return nil, fmt.Errorf("probetest: invalid address %v for %q", ip, name)
-			}
-			table[key] = append(table[key], append(net.IP(nil), ip...))
-		}
-		if _, ok := table[key]; !ok {
-			table[key] = nil // known name without addresses
-		}
+	table, err := buildTable(records)
+	if err != nil {
+		return nil, err
 	}
 
 	// Ask the kernel for a free UDP port, then take the same TCP port. The
@@ -125,6 +120,53 @@ func NewTestDNSServer(t testing.TB, records map[string][]net.IP) *DNSServer {
 		}
 	})
 	return s
+}
+
+// buildTable checks records and copies them into a table keyed by
+// canonical name (see NewDNSServer).
+func buildTable(records map[string][]net.IP) (map[string][]net.IP, error) {
+	table := make(map[string][]net.IP, len(records))
+	for name, ips := range records {
+		key := canonicalName(name)
+		if key == "" {
+			return nil, fmt.Errorf("probetest: invalid record name %q", name)
+		}
+		for _, ip := range ips {
+			if ip.To16() == nil {
+				return nil, fmt.Errorf("probetest: invalid address %v for %q", ip, name)
+			}
+			table[key] = append(table[key], append(net.IP(nil), ip...))
+		}
+		if _, ok := table[key]; !ok {
+			table[key] = nil // known name without addresses
+		}
+	}
+	return table, nil
+}
+
+// SetRecords replaces the whole table the server answers from, as
+// NewDNSServer's records: a name left out is unknown from now on (NXDOMAIN),
+// a name given other addresses is answered with those. Queries answered
+// before SetRecords returns may still get the old table.
+func (s *DNSServer) SetRecords(records map[string][]net.IP) error {
+	table, err := buildTable(records)
+	if err != nil {
+		return err
+	}
+	s.recordsMu.Lock()
+	defer s.recordsMu.Unlock()
+	s.records = table
+	return nil
+}
+
+// Rotate turns round-robin answers on or off (off by default). When on,
+// each answer for a name and family lists the same addresses as the one
+// before, rotated by one: the first address of an answer is the second of
+// the previous one, as round-robin DNS servers do.
+func (s *DNSServer) Rotate(on bool) {
+	s.recordsMu.Lock()
+	defer s.recordsMu.Unlock()
+	s.rotate = on
 }
 
 // Addr returns the address the server listens on (UDP and TCP), as
@@ -264,7 +306,8 @@ func (s *DNSServer) answer(req []byte, overUDP bool) []byte {
 		limit = udpLimit(&p)
 	}
 
-	ips, known := s.records[canonicalName(q.Name.String())]
+	name := canonicalName(q.Name.String())
+	ips, known, rotate := s.lookup(name)
 	var answers []net.IP
 	switch {
 	case !known:
@@ -276,6 +319,10 @@ func (s *DNSServer) answer(req []byte, overUDP bool) []byte {
 				answers = append(answers, ip)
 			}
 		}
+		if rotate && len(answers) > 1 {
+			n := s.nextAnswer(name + "/" + q.Type.String())
+			answers = slices.Concat(answers[n%len(answers):], answers[:n%len(answers)])
+		}
 	}
 	resp := build(hdr, &q, answers)
 	if len(resp) > limit {
@@ -283,6 +330,28 @@ func (s *DNSServer) answer(req []byte, overUDP bool) []byte {
 		resp = build(hdr, &q, nil)
 	}
 	return resp
+}
+
+// lookup returns the addresses of name, whether it is known, and whether
+// answers rotate.
+func (s *DNSServer) lookup(name string) (ips []net.IP, known, rotate bool) {
+	s.recordsMu.Lock()
+	defer s.recordsMu.Unlock()
+	ips, known = s.records[name]
+	return ips, known, s.rotate
+}
+
+// nextAnswer returns how many answers were given for key before, and
+// counts this one.
+func (s *DNSServer) nextAnswer(key string) int {
+	s.recordsMu.Lock()
+	defer s.recordsMu.Unlock()
+	if s.answered == nil {
+		s.answered = map[string]int{}
+	}
+	n := s.answered[key]
+	s.answered[key] = n + 1
+	return n
 }
 
 // udpLimit returns the largest UDP answer the client accepts: the EDNS(0)

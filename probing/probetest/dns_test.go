@@ -231,3 +231,45 @@ func TestNewDNSServerRejectsBadRecords(t *testing.T) {
 	_, err = probetest.NewDNSServer(map[string][]net.IP{".": {net.IPv4(127, 0, 0, 1)}})
 	assert.Error(t, err)
 }
+
+func TestDNSServerSetRecords(t *testing.T) {
+	t.Parallel()
+	srv := probetest.NewTestDNSServer(t, map[string][]net.IP{"moving.test": {net.IPv4(127, 0, 0, 1)}})
+	resolver := probing.NewResolver(srv.Addr())
+
+	addrs, err := resolver.LookupNetIP(lookupCtx(t), "ip4", "moving.test")
+	require.NoError(t, err)
+	assert.Equal(t, []netip.Addr{netip.MustParseAddr("127.0.0.1")}, addrs)
+
+	require.NoError(t, srv.SetRecords(map[string][]net.IP{"moving.test": {net.IPv4(127, 0, 0, 2)}}))
+	addrs, err = resolver.LookupNetIP(lookupCtx(t), "ip4", "moving.test")
+	require.NoError(t, err)
+	assert.Equal(t, []netip.Addr{netip.MustParseAddr("127.0.0.2")}, addrs, "the new address")
+
+	require.NoError(t, srv.SetRecords(nil))
+	_, err = resolver.LookupNetIP(lookupCtx(t), "ip4", "moving.test")
+	var dnsErr *net.DNSError
+	require.ErrorAs(t, err, &dnsErr)
+	assert.True(t, dnsErr.IsNotFound, "a removed name is unknown: %v", err)
+
+	assert.Error(t, srv.SetRecords(map[string][]net.IP{"bad.test": {net.IP{1, 2, 3}}}))
+}
+
+func TestDNSServerRotate(t *testing.T) {
+	t.Parallel()
+	srv := probetest.NewTestDNSServer(t, map[string][]net.IP{
+		"rr.test": {net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2), net.IPv4(127, 0, 0, 3)},
+	})
+	first := func() string {
+		resp := exchange(t, srv.Addr(), query(t, 1, "rr.test.", dnsmessage.TypeA))
+		require.NotEmpty(t, resp.Answers)
+		a := resp.Answers[0].Body.(*dnsmessage.AResource).A
+		return netip.AddrFrom4(a).String()
+	}
+
+	assert.Equal(t, []string{"127.0.0.1", "127.0.0.1"}, []string{first(), first()}, "no rotation by default")
+	srv.Rotate(true)
+	assert.Equal(t, []string{"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.1"}, []string{first(), first(), first(), first()})
+	srv.Rotate(false)
+	assert.Equal(t, "127.0.0.1", first())
+}
