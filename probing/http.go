@@ -38,13 +38,14 @@ type HTTPProberOptions struct {
 	// 64 KiB.
 	BodyLimit int64
 	// MaxIdleConns bounds the idle keep-alive connections kept across all
-	// hosts, per transport (see HTTPProber). Default 256.
+	// hosts, per transport (see HTTPProber), for targets with
+	// ReuseConnections; other probes keep no connection. Default 256.
 	MaxIdleConns int
 	// MaxIdleConnsPerHost bounds the idle keep-alive connections kept per
-	// host. Default 2.
+	// host, for targets with ReuseConnections. Default 2.
 	MaxIdleConnsPerHost int
-	// IdleConnTimeout closes keep-alive connections idle for longer.
-	// Default 90s.
+	// IdleConnTimeout closes keep-alive connections idle for longer, for
+	// targets with ReuseConnections. Default 90s.
 	IdleConnTimeout time.Duration
 	// UserAgent is the User-Agent header of every probe request. Default
 	// "webchecker".
@@ -75,19 +76,25 @@ func (o HTTPProberOptions) withDefaults() HTTPProberOptions {
 	return o
 }
 
-// HTTPProber probes HTTP and HTTPS targets. Probes of targets with the same
-// TLS settings and IP family share one http.Transport, so that connections
-// to the same server are kept alive and reused between probes. It is safe
-// for concurrent use.
+// HTTPProber probes HTTP and HTTPS targets. It is safe for concurrent use.
+//
+// By default every probe goes through every step, as the blackbox exporter
+// and curl do: it resolves the host name, connects, shakes hands (https)
+// and sends its request on a connection of its own, closed after the
+// probe. Keep-alive is off on that connection (HTTP/1.1 requests say
+// "Connection: close"), so no connection outlives its probe and none is
+// ever used by a second one. Targets with ReuseConnections instead share a
+// keep-alive pool: a probe may send its request over a connection an
+// earlier probe opened, and check nothing but the HTTP answer.
 //
 // Probes always connect directly to the target: proxy settings from the
 // environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) are ignored, because a
 // probe must check the target's reachability from here, not the proxy's.
 // Response bodies are not decompressed (no Accept-Encoding is sent).
 //
-// Targets with different TLS settings or IP families get transports of
-// their own (see transportKey), so that a connection set up for one target
-// is never reused for another that would not accept it.
+// Targets with different TLS settings, IP families or ReuseConnections get
+// transports of their own (see transportKey), so that a connection set up
+// for one target is never reused for another that would not accept it.
 type HTTPProber struct {
 	opts       HTTPProberOptions // with defaults
 	transports *transports
@@ -120,9 +127,13 @@ func NewHTTPProber(opts HTTPProberOptions) *HTTPProber {
 		// No transport-level timeouts: the per-probe context bounds every
 		// step (resolution, dial, TLS handshake, headers, body).
 		return &http.Transport{
-			Proxy:               nil, // probes go direct, see HTTPProber
-			DialContext:         familyDialer(dialer.DialContext, key.family),
-			TLSClientConfig:     tlsConfig,
+			Proxy:           nil, // probes go direct, see HTTPProber
+			DialContext:     familyDialer(dialer.DialContext, key.family),
+			TLSClientConfig: tlsConfig,
+			// Without keep-alive, no connection goes back to the idle
+			// pool (HTTP/1.1) and an HTTP/2 connection takes one request
+			// and closes: the next probe must dial.
+			DisableKeepAlives:   !key.reuseConnections,
 			ForceAttemptHTTP2:   true,
 			MaxIdleConns:        opts.MaxIdleConns,
 			MaxIdleConnsPerHost: opts.MaxIdleConnsPerHost,

@@ -2,10 +2,7 @@ package probing_test
 
 import (
 	"context"
-	"io"
-	"net"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"strconv"
 	"sync"
@@ -212,31 +209,6 @@ func TestHTTPProberSlowBody(t *testing.T) {
 	assert.Equal(t, 200, res.StatusCode, "the headers were received")
 	assert.GreaterOrEqual(t, elapsed, timeout)
 	assert.Less(t, elapsed, timeout+slack, "the body read must be cut at the timeout")
-}
-
-// Two probes of the same server reuse one keep-alive connection.
-func TestHTTPProberKeepAlive(t *testing.T) {
-	t.Parallel()
-	dns := newDNS(t)
-	prober := newProber(t, dns, probing.HTTPProberOptions{})
-
-	var newConns atomic.Int64
-	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		_, _ = io.WriteString(w, "ok")
-	}))
-	srv.Config.ConnState = func(_ net.Conn, state http.ConnState) {
-		if state == http.StateNew {
-			newConns.Add(1)
-		}
-	}
-	srv.Start()
-	t.Cleanup(srv.Close)
-
-	for _, method := range []string{http.MethodGet, http.MethodGet, http.MethodHead} {
-		res := prober.Probe(t.Context(), probing.Target{URL: byName(t, srv) + "/", Method: method, Timeout: relaxedTimeout})
-		require.True(t, res.Success, "%+v", res)
-	}
-	assert.Equal(t, int64(1), newConns.Load(), "new connections")
 }
 
 func TestHTTPProberCancelled(t *testing.T) {

@@ -47,6 +47,15 @@ type Target struct {
 	CertExpiryWarning time.Duration
 	// IPFamily restricts the addresses connected to; IPFamilyAny uses both.
 	IPFamily IPFamily
+	// ReuseConnections lets probes of this target send their request over
+	// a connection kept alive from an earlier probe (of any target with the
+	// same TLS settings and IP family). Such a probe neither resolves the
+	// name, nor connects, nor shakes hands: it checks only the HTTP answer,
+	// and misses a changed DNS answer, a closed listener or a replaced
+	// certificate for as long as the old connection lasts. False (the
+	// default) makes every probe resolve, connect and shake hands anew, on
+	// a connection closed after the probe.
+	ReuseConnections bool
 }
 
 // methods are the HTTP methods a Target may use, expectedMethods the same
@@ -224,7 +233,8 @@ func (t Target) Equal(o Target) bool {
 		t.FollowRedirects == o.FollowRedirects && slices.Equal(t.ExpectedStatusCodes, o.ExpectedStatusCodes) &&
 		slices.Equal(t.Headers, o.Headers) && t.Body == o.Body && t.BodyMatch.equal(o.BodyMatch) &&
 		equalPtr(t.BasicAuth, o.BasicAuth) && t.BearerToken == o.BearerToken && t.TLS.equal(o.TLS) &&
-		t.CertExpiryWarning == o.CertExpiryWarning && t.IPFamily == o.IPFamily
+		t.CertExpiryWarning == o.CertExpiryWarning && t.IPFamily == o.IPFamily &&
+		t.ReuseConnections == o.ReuseConnections
 }
 
 func (m *BodyMatch) equal(o *BodyMatch) bool {

@@ -161,6 +161,7 @@ func TestTargetEqual(t *testing.T) {
 		"insecure":      func(t *probing.Target) { t.TLS.InsecureSkipVerify = true },
 		"warning":       func(t *probing.Target) { t.CertExpiryWarning = 0 },
 		"family":        func(t *probing.Target) { t.IPFamily = probing.IPFamilyAny },
+		"reuse":         func(t *probing.Target) { t.ReuseConnections = true },
 	} {
 		changed := base()
 		mutate(&changed)

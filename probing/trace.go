@@ -31,8 +31,8 @@ var Phases = []Phase{PhaseDNS, PhaseConnect, PhaseTLS, PhaseProcessing, PhaseTra
 
 // PhaseTimings holds how long each phase of a probe took, summed over the
 // requests of a redirect chain. A phase that did not happen is absent: no
-// DNS for an IP literal, no connect, DNS or TLS on a reused keep-alive
-// connection, no TLS for http.
+// DNS for an IP literal, no TLS for http, and no DNS, connect or TLS on a
+// kept-alive connection (only for targets with ReuseConnections).
 type PhaseTimings map[Phase]time.Duration
 
 // phaseTracer measures the phases of one probe. Its callbacks may run on

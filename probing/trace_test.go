@@ -78,8 +78,6 @@ func TestHTTPProberPhases(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			// A prober of its own: a kept-alive connection of another case
-			// would hide the connect phase.
 			prober := newProber(t, dns, probing.HTTPProberOptions{})
 			res := prober.Probe(t.Context(), probing.Target{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
 			assert.ElementsMatch(t, tc.wantPhases, slices.Collect(maps.Keys(res.Phases)), "%+v", res)
@@ -97,18 +95,19 @@ func TestHTTPProberPhases(t *testing.T) {
 }
 
 // TestHTTPProberPhasesKeepAlive checks that a probe over a kept-alive
-// connection reports neither DNS nor connect.
+// connection (ReuseConnections) reports neither DNS nor connect.
 func TestHTTPProberPhasesKeepAlive(t *testing.T) {
 	t.Parallel()
 	dns := newDNS(t)
 	prober := newProber(t, dns, probing.HTTPProberOptions{})
 	srv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }))
 
-	first := prober.Probe(t.Context(), probing.Target{URL: byName(t, srv) + "/", Method: http.MethodGet, Timeout: relaxedTimeout})
+	target := probing.Target{URL: byName(t, srv) + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: true}
+	first := prober.Probe(t.Context(), target)
 	require.True(t, first.Success, "%+v", first)
 	require.Contains(t, first.Phases, probing.PhaseConnect)
 
-	second := prober.Probe(t.Context(), probing.Target{URL: byName(t, srv) + "/", Method: http.MethodGet, Timeout: relaxedTimeout})
+	second := prober.Probe(t.Context(), target)
 	require.True(t, second.Success, "%+v", second)
 	assert.ElementsMatch(t, []probing.Phase{probing.PhaseProcessing, probing.PhaseTransfer}, slices.Collect(maps.Keys(second.Phases)))
 }

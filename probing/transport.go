@@ -8,15 +8,18 @@ import (
 	"time"
 )
 
-// transportKey is what makes two targets need different connections: the
-// TLS client settings and the address family. Targets with the same key
-// share one http.Transport, and so its kept-alive connections.
+// transportKey is what makes two targets need different transports: the
+// TLS client settings, the address family and whether connections are kept
+// alive between probes. Targets with the same key share one
+// http.Transport, and so (with reuseConnections) its kept-alive
+// connections.
 type transportKey struct {
 	insecureSkipVerify bool
 	serverName         string
 	rootCAs            string
 	minVersion         uint16
 	family             IPFamily
+	reuseConnections   bool
 }
 
 func keyOf(t Target) transportKey {
@@ -26,6 +29,7 @@ func keyOf(t Target) transportKey {
 		rootCAs:            string(t.TLS.RootCAs),
 		minVersion:         t.TLS.MinVersion,
 		family:             t.IPFamily,
+		reuseConnections:   t.ReuseConnections,
 	}
 }
 
