@@ -53,6 +53,7 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 		FollowRedirects:     ptr.Deref(spec.FollowRedirects, webcheckerv1alpha1.DefaultFollowRedirects),
 		Body:                spec.Body,
 		CertExpiryWarning:   webcheckerv1alpha1.DefaultCertExpiryWarning,
+		ReuseConnections:    spec.ReuseConnections,
 	}
 	switch spec.IPFamily {
 	case webcheckerv1alpha1.IPFamilyIPv4:

@@ -127,6 +127,17 @@ type WebCheckerSpec struct {
 	// +kubebuilder:validation:Enum=IPv4;IPv6;Any
 	IPFamily IPFamily `json:"ipFamily,omitempty"`
 
+	// ReuseConnections keeps connections alive between probes, for
+	// high-frequency checks where only the HTTP answer matters. A probe
+	// then sends its request over a connection an earlier probe opened,
+	// without resolving the name, connecting or shaking hands: it does not
+	// see a changed DNS answer, a closed listener or a renewed certificate
+	// while the old connection lasts. False (the default) gives every probe
+	// a connection of its own.
+	//
+	// +optional
+	ReuseConnections bool `json:"reuseConnections,omitempty"`
+
 	// ExpectedStatusCodes lists the final status codes that count as
 	// success. When empty, any 2xx or 3xx code is success.
 	//
