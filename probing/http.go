@@ -308,12 +308,13 @@ func (p *HTTPProber) readBody(resp *http.Response, match *BodyMatch) ([]byte, er
 }
 
 // judge turns a complete response into a Result: the status code first,
-// then the body, then the expiry of the certificate chain.
+// then the body, then the expiry of the certificate chain (see
+// expiringCertificate).
 func judge(t Target, resp *http.Response, body []byte) Result {
 	var res Result
 	var cert *x509.Certificate
 	if resp.TLS != nil {
-		if cert = earliestExpiry(resp.TLS.PeerCertificates); cert != nil {
+		if cert = expiringCertificate(resp.TLS); cert != nil {
 			expiry := cert.NotAfter
 			res.CertificateExpiry = &expiry
 		}

@@ -38,9 +38,10 @@ const (
 	// ReasonBodyMismatch means the response body did not match the body
 	// check (or, inverted, matched it).
 	ReasonBodyMismatch Reason = "BodyMismatch"
-	// ReasonCertificateExpiring means the probe succeeded, but the served
-	// certificate chain expires sooner than the target's warning period (or
-	// already has, when verification is skipped).
+	// ReasonCertificateExpiring means the probe succeeded, but the
+	// certificate chain expires (Result.CertificateExpiry) sooner than the
+	// target's warning period (or already has, when verification is
+	// skipped).
 	ReasonCertificateExpiring Reason = "CertificateExpiring"
 	// ReasonEgressDenied means the egress policy refused to connect to the
 	// address the target (or a redirect) resolved to.
@@ -81,9 +82,14 @@ type Result struct {
 	StatusCode int
 	// Duration is how long the probe took, end to end.
 	Duration time.Duration
-	// CertificateExpiry is the earliest expiry (NotAfter) of the
-	// certificates the server presented, for responses received over TLS;
-	// nil otherwise. It backs status.certificateExpiry and the
+	// CertificateExpiry is when the certificate chain of the final
+	// response stops being valid, for responses received over TLS; nil
+	// otherwise. Of the chains verification built from the server's
+	// certificates to a trusted root, it is the one that lasts longest, and
+	// its earliest expiry (NotAfter): certificates the server sent that no
+	// verified chain needs do not count. Without verification
+	// (InsecureSkipVerify) it is the expiry of the server's own (leaf)
+	// certificate. It backs status.certificateExpiry and the
 	// probe_ssl_earliest_cert_expiry metric.
 	CertificateExpiry *time.Time
 	// Phases is how long each phase of the HTTP exchange took; phases that

@@ -42,8 +42,9 @@ type Target struct {
 	// TLS configures the TLS client.
 	TLS TLSOptions
 	// CertExpiryWarning makes a successful https probe fail with
-	// ReasonCertificateExpiring when the served chain expires sooner than
-	// this. Zero (or less) turns the check off.
+	// ReasonCertificateExpiring when the chain expires
+	// (Result.CertificateExpiry) sooner than this. Zero (or less) turns the
+	// check off.
 	CertExpiryWarning time.Duration
 	// IPFamily restricts the addresses connected to; IPFamilyAny uses both.
 	IPFamily IPFamily

@@ -42,6 +42,30 @@ func secureCipherSuites() []uint16 {
 	return ids
 }
 
+// expiringCertificate returns the certificate whose expiry is the
+// connection's, as the blackbox exporter's
+// probe_ssl_last_chain_expiry_timestamp_seconds: of the chains that
+// verification built (leaf to trusted root), the one that stays valid
+// longest, and in it the certificate that expires first. Certificates the
+// server sent that no verified chain needs (an old cross-sign, a stray
+// intermediate) do not count. Without verified chains (InsecureSkipVerify)
+// it is the leaf; nil without certificates.
+func expiringCertificate(state *tls.ConnectionState) *x509.Certificate {
+	if len(state.VerifiedChains) == 0 {
+		if len(state.PeerCertificates) == 0 {
+			return nil
+		}
+		return state.PeerCertificates[0]
+	}
+	var last *x509.Certificate
+	for _, chain := range state.VerifiedChains {
+		if first := earliestExpiry(chain); first != nil && (last == nil || first.NotAfter.After(last.NotAfter)) {
+			last = first
+		}
+	}
+	return last
+}
+
 // earliestExpiry returns the certificate of chain that expires first, or
 // nil for an empty chain.
 func earliestExpiry(chain []*x509.Certificate) *x509.Certificate {

@@ -8,7 +8,9 @@
 // machine, and so that "no such host" failures are deterministic.
 //
 // NewCertificate generates certificates with a chosen validity, for TLS test
-// servers whose certificate is about to expire or already has.
+// servers whose certificate is about to expire or already has;
+// CertificateTemplate and Chain build chains of them (roots, intermediates,
+// cross-signs, leaves) as servers send them.
 //
 // This package is meant for tests only; it is not a general purpose DNS
 // server.
