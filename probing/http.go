@@ -26,6 +26,12 @@ const (
 	DefaultUserAgent                 = "webchecker"
 )
 
+// MaxResponseHeaderBytes bounds the status line and headers of a response
+// (http.Transport.MaxResponseHeaderBytes): a response whose headers are
+// larger fails with ReasonConnectionFailed instead of being read into
+// memory.
+const MaxResponseHeaderBytes = 64 << 10
+
 // HTTPProberOptions configures an HTTPProber. The zero value is valid: every
 // zero (or negative) field takes its default.
 type HTTPProberOptions struct {
@@ -139,6 +145,10 @@ func NewHTTPProber(opts HTTPProberOptions) *HTTPProber {
 			MaxIdleConnsPerHost: opts.MaxIdleConnsPerHost,
 			IdleConnTimeout:     opts.IdleConnTimeout,
 			DisableCompression:  true,
+			// A hostile target's headers are not kept: see
+			// MaxResponseHeaderBytes (and BoundMessage for what errors
+			// quote of them).
+			MaxResponseHeaderBytes: MaxResponseHeaderBytes,
 		}, nil
 	}
 	return &HTTPProber{
@@ -207,11 +217,13 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // anyway.
 //
 // Result.Phases has the duration of every phase the exchange went through
-// (see PhaseTimings).
+// (see PhaseTimings). Result.Message is bounded (see BoundMessage), and the
+// response headers are read up to MaxResponseHeaderBytes.
 func (p *HTTPProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
 	tracer := newPhaseTracer()
 	res := p.probe(httptrace.WithClientTrace(ctx, tracer.clientTrace()), t)
+	res.Message = BoundMessage(res.Message)
 	res.Duration = time.Since(start)
 	res.Phases = tracer.finish()
 	return res

@@ -2,7 +2,10 @@ package probing
 
 import (
 	"context"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
 // Reason is the machine-readable class of a probe outcome. Its values are
@@ -74,8 +77,10 @@ type Result struct {
 	Reason Reason
 	// Message is a human readable description: ReadyMessage on success,
 	// otherwise what failed. It is stable across repeated identical
-	// failures (no durations, no ephemeral ports), so that an unchanged
-	// failure does not look like a change.
+	// failures (no durations, no ephemeral ports, no resolved addresses),
+	// so that an unchanged failure does not look like a change. The
+	// HTTPProber's messages are bounded: valid UTF-8 of at most
+	// MaxMessageBytes bytes (see BoundMessage), whatever the target sends.
 	Message string
 	// StatusCode is the final HTTP status code, or 0 when no response was
 	// received.
@@ -123,3 +128,46 @@ type ProberFunc func(ctx context.Context, target Target) Result
 
 // Probe calls f(ctx, target).
 func (f ProberFunc) Probe(ctx context.Context, target Target) Result { return f(ctx, target) }
+
+// MaxMessageBytes is the size of a bounded Result message (BoundMessage), in
+// bytes: a hostile or broken target must not make the prober keep (and
+// write to the checker's status and Events) megabytes of text.
+const MaxMessageBytes = 1024
+
+// truncationMarker replaces what BoundMessage cuts out.
+const truncationMarker = "…"
+
+// BoundMessage returns msg as a Result may carry it: valid UTF-8 (invalid
+// bytes become U+FFFD), on one line (line breaks and tabs become spaces,
+// other control characters U+FFFD: no terminal escapes in a status), and
+// at most MaxMessageBytes bytes. A longer message loses its middle, marked
+// with "…", so that both the start (what was probed) and the end (the
+// cause) stay; the cut never splits a rune. The same input always gives
+// the same output.
+func BoundMessage(msg string) string {
+	msg = strings.ToValidUTF8(msg, string(utf8.RuneError))
+	if strings.IndexFunc(msg, unicode.IsControl) >= 0 {
+		msg = strings.Map(func(r rune) rune {
+			switch {
+			case r == '\n' || r == '\r' || r == '\t':
+				return ' '
+			case unicode.IsControl(r):
+				return utf8.RuneError
+			}
+			return r
+		}, msg)
+	}
+	if len(msg) <= MaxMessageBytes {
+		return msg
+	}
+	budget := MaxMessageBytes - len(truncationMarker)
+	head := budget / 2
+	for head > 0 && !utf8.RuneStart(msg[head]) {
+		head--
+	}
+	tail := len(msg) - (budget - head)
+	for tail < len(msg) && !utf8.RuneStart(msg[tail]) {
+		tail++
+	}
+	return msg[:head] + truncationMarker + msg[tail:]
+}
