@@ -75,7 +75,7 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 		},
 		"redirect to a name resolving to a denied address": {
 			url:         redirector.URL + "/to/denied.test:" + deniedPort,
-			wantContain: `Get "http://denied.test:` + deniedPort + `/": dial tcp ` + deniedAddr,
+			wantContain: `Get "http://denied.test:` + deniedPort + `/": dial tcp denied.test:` + deniedPort + `: egress to ` + deniedAddr + ` denied`,
 		},
 	}
 	for name, tc := range tests {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -39,8 +40,32 @@ func (p *HTTPProber) failure(ctx, probeCtx context.Context, t Target, req *http.
 			Message: op + " " + strconv.Quote(redactURL(redirectErr.url)) + ": " + redirectErr.Error(),
 		}
 	}
-	return Result{Reason: classify(err), Message: prefix + stableErrorText(cause, p.opts.DNSServer)}
+	return Result{Reason: classify(err), Message: prefix + stableErrorText(cause, p.opts.DNSServer, targetAddr(failedURL))}
 }
+
+// targetAddr returns the host and port of rawURL as written, with the
+// scheme's default port when it names none: "example.com:443" for
+// "https://example.com/". It returns "" when rawURL does not parse.
+func targetAddr(rawURL string) string {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Hostname() == "" {
+		return ""
+	}
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
+}
+
+// namedAddr is a net.Addr that is a host name and port, not an address.
+type namedAddr struct{ network, hostPort string }
+
+func (a namedAddr) Network() string { return a.network }
+func (a namedAddr) String() string  { return a.hostPort }
 
 // classify returns the Reason of an error met while connecting to or
 // talking with a server: ReasonEgressDenied, ReasonDNSFailed,
@@ -141,9 +166,25 @@ var (
 // stableErrorText returns the text of err without the parts that change
 // between identical failures, so that a failure that persists keeps the
 // same Result message. dnsServer is the server the resolver really asks
-// (see NewResolver); empty for the system resolver.
-func stableErrorText(err error, dnsServer string) string {
+// (see NewResolver); empty for the system resolver. addr is the host:port
+// of the URL that failed (see targetAddr), which network errors name
+// instead of the address the name resolved to: a name with several
+// addresses in rotating order (round-robin DNS) would otherwise change
+// the message at every probe. Empty keeps the resolved address.
+func stableErrorText(err error, dnsServer, addr string) string {
 	msg := err.Error()
+	if addr != "" {
+		for _, e := range errorChain(err) {
+			// "dial tcp 192.0.2.1:443: connect: connection refused"
+			// becomes "dial tcp example.com:443: ...", and the local end
+			// of "read tcp 192.0.2.7:54321->192.0.2.1:443" goes too.
+			if opErr, ok := e.(*net.OpError); ok && opErr.Addr != nil {
+				named := *opErr
+				named.Source, named.Addr = nil, namedAddr{network: opErr.Addr.Network(), hostPort: addr}
+				msg = strings.Replace(msg, opErr.Error(), named.Error(), 1)
+			}
+		}
+	}
 	var dnsErr *net.DNSError
 	if dnsServer != "" && errors.As(err, &dnsErr) && dnsErr.Server != "" && dnsErr.Server != dnsServer {
 		// The Go resolver names the server of /etc/resolv.conf it meant

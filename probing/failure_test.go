@@ -1,14 +1,17 @@
 package probing_test
 
 import (
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // Failures: each must get its Reason and a message that names what failed
@@ -20,6 +23,7 @@ func TestHTTPProberFailures(t *testing.T) {
 	prober := newProber(t, dns, probing.HTTPProberOptions{})
 	srv := probeServer(t)
 	refused := "http://" + closedPort(t) + "/"
+	_, refusedPort, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(refused, "http://"), "/"))
 
 	runProbeCases(t, prober, map[string]probeCase{
 		"body cut short": {
@@ -32,12 +36,67 @@ func TestHTTPProberFailures(t *testing.T) {
 			wantReason:  probing.ReasonConnectionFailed,
 			wantMessage: `Get "` + refused + `": dial tcp ` + strings.TrimSuffix(strings.TrimPrefix(refused, "http://"), "/") + `: connect: connection refused`,
 		},
+		"connection refused, by name: the name, not the address": {
+			url:         "http://healthy.test:" + refusedPort + "/",
+			wantReason:  probing.ReasonConnectionFailed,
+			wantMessage: `Get "http://healthy.test:` + refusedPort + `/": dial tcp healthy.test:` + refusedPort + `: connect: connection refused`,
+		},
 		"unresolvable host": {
 			url:         "http://badnews.me/",
 			wantReason:  probing.ReasonDNSFailed,
 			wantMessage: `Get "http://badnews.me/": dial tcp: lookup badnews.me on ` + dns.Addr() + `: no such host`,
 		},
 	})
+}
+
+// A name whose DNS answer rotates between addresses (round-robin DNS)
+// fails with the same message at every probe: messages name the host and
+// port of the URL, not the address the name resolved to.
+func TestHTTPProberStableMessagesRoundRobin(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		// serve starts what listens on both addresses, or nothing.
+		serve      func(t *testing.T, a, b net.Listener)
+		wantReason probing.Reason
+		wantCause  string // the end of the message
+	}{
+		"connection refused by both addresses": {
+			serve: func(t *testing.T, a, b net.Listener) {
+				require.NoError(t, a.Close())
+				require.NoError(t, b.Close())
+			},
+			wantReason: probing.ReasonConnectionFailed, wantCause: ": connect: connection refused",
+		},
+		"connection reset by both addresses": {
+			serve: func(t *testing.T, a, b net.Listener) {
+				resetOn(t, a)
+				resetOn(t, b)
+			},
+			wantReason: probing.ReasonConnectionFailed,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			a, b, port := listenPair(t)
+			tc.serve(t, a, b)
+			dns := probetest.NewTestDNSServer(t, map[string][]net.IP{"rr.test": {net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2)}})
+			dns.Rotate(true)
+			prober := newProber(t, dns, probing.HTTPProberOptions{})
+			target := probing.Target{URL: "http://rr.test:" + port + "/", Method: http.MethodGet, Timeout: relaxedTimeout}
+
+			first := prober.Probe(t.Context(), target)
+			t.Logf("message: %s", first.Message)
+			assert.Equal(t, tc.wantReason, first.Reason, "%+v", first)
+			assert.True(t, strings.HasPrefix(first.Message, `Get "http://rr.test:`+port+`/": `), first.Message)
+			assert.True(t, strings.HasSuffix(first.Message, tc.wantCause), first.Message)
+			assert.NotContains(t, first.Message, "127.0.0.", "the resolved address is not named")
+			for i := range 4 {
+				next := prober.Probe(t.Context(), target)
+				assert.True(t, first.SameOutcome(next), "probe %d:\n%s\n%s", i+2, first.Message, next.Message)
+			}
+		})
+	}
 }
 
 func TestHTTPProberTLSErrors(t *testing.T) {

@@ -93,6 +93,13 @@ func resetServer(t *testing.T) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
+	resetOn(t, ln)
+	return "http://" + ln.Addr().String() + "/"
+}
+
+// resetOn serves ln as resetServer does, until the test ends.
+func resetOn(t *testing.T, ln net.Listener) {
+	t.Helper()
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for {
@@ -112,7 +119,6 @@ func resetServer(t *testing.T) string {
 		_ = ln.Close()
 		wg.Wait()
 	})
-	return "http://" + ln.Addr().String() + "/"
 }
 
 // seen is what a recording server saw of the last request.
