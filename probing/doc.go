@@ -10,6 +10,12 @@
 // HTTP prober also reports how long each phase of the exchange took
 // (PhaseTimings, measured with net/http/httptrace).
 //
+// What a Result says can be trusted: every probe resolves, connects and
+// shakes hands anew (unless its Target opts into ReuseConnections), the
+// certificate expiry is that of the verified chain, messages are bounded
+// whatever the target sends (BoundMessage), and an unchanged failure keeps
+// its message, even when its name resolves to rotating addresses.
+//
 // Scheduling (when to probe which target) lives in the scheduler
 // sub-package; this package does not know about Kubernetes objects.
 package probing
