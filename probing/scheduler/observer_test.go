@@ -84,10 +84,19 @@ func TestObserverAndSnapshot(t *testing.T) {
 	assert.Equal(t, int64(2), st.Outcome.Generation)
 	assert.Equal(t, scheduler.ProbeCounts{Successes: 2, Failures: 1}, st.Counts)
 
+	// The observer hears of a probe just after its outcome is stored.
+	require.Eventually(t, func() bool { _, f := obs.get(); return len(f) == 3 }, waitFor, poll)
+	// Observers run outside the lock: the second and third probes may
+	// report in either order.
 	lags, finished := obs.get()
-	require.Len(t, finished, 3)
 	assert.True(t, finished[0].Success)
-	assert.False(t, finished[1].Success)
+	var failures int
+	for _, res := range finished {
+		if !res.Success {
+			failures++
+		}
+	}
+	assert.Equal(t, 1, failures, "one failed probe, two successes")
 	assert.Equal(t, []time.Duration{0, 0, 0}, lags, "the fake clock never moves while a probe is dispatched")
 
 	h.s.Remove(c.Key)
