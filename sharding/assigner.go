@@ -56,11 +56,15 @@ type AssignerOptions struct {
 	// Deleter, when set, deletes Leases that have been expired for longer
 	// than StaleAfter (left behind by replicas that crashed), with a
 	// precondition on their resourceVersion so that a Lease renewed in the
-	// meantime survives.
+	// meantime survives. Expiry and staleness are both judged on Clock,
+	// from when this replica observed each Lease change.
 	Deleter client.Writer
 	// StaleAfter defaults to one minute.
 	StaleAfter time.Duration
-	// Clock tells when Leases expire. Default the real clock.
+	// Clock stamps the observation of every Lease change and tells when
+	// Leases expire: a Lease is live until its leaseDurationSeconds after
+	// this replica observed it change (see membership.Observations), never
+	// by comparing its renewTime with this clock. Default the real clock.
 	Clock clock.WithTicker
 	// Logger logs membership changes.
 	Logger logr.Logger
@@ -81,6 +85,9 @@ type Assigner struct {
 	// notified is the assignment whose ownership changes have been
 	// reported; only the Start goroutine uses it.
 	notified *assignment
+	// observed is every Lease of the ring as last seen changed, with the
+	// instant on this replica's clock; only the Start goroutine uses it.
+	observed membership.Observations
 }
 
 // NewAssigner validates opts and returns an Assigner that owns nothing until
@@ -141,7 +148,9 @@ func (a *Assigner) NeedLeaderElection() bool { return false }
 
 // Start watches the ring's Leases and re-evaluates ownership whenever one
 // changes, when the earliest live Lease expires, and when the Fencer
-// signals a change. It blocks until ctx is done.
+// signals a change. It blocks until ctx is done. Every evaluation records
+// which Leases changed since the last one, at the Clock's now: a Lease
+// seen for the first time counts as observed when the Assigner starts.
 func (a *Assigner) Start(ctx context.Context) error {
 	informer, err := a.opts.Cache.GetInformer(ctx, &coordinationv1.Lease{})
 	if err != nil {
@@ -221,8 +230,9 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("listing leases: %w", err)
 	}
 	now := a.opts.Clock.Now()
+	a.observed = membership.Observe(a.observed, leases.Items, now)
 	a.collectStale(ctx, leases.Items, now)
-	members, nextExpiry := membership.Live(leases.Items, now)
+	members, nextExpiry := a.observed.Live(leases.Items, now)
 	// Publish before listing the checkers: a checker created from now on
 	// is reconciled under the new assignment, and one created before is in
 	// the list below. Either way none is missed.
@@ -263,14 +273,15 @@ func (a *Assigner) publish(members []string, fenced bool) *assignment {
 	return next
 }
 
-// collectStale deletes the Leases of members long gone, so that crashed
+// collectStale deletes the Leases of members long gone (unchanged for
+// StaleAfter past their expiry, on this replica's clock), so that crashed
 // replicas (new pod names each time) do not leave Leases behind forever.
 // Every replica may try; NotFound and Conflict mean another one did.
 func (a *Assigner) collectStale(ctx context.Context, leases []coordinationv1.Lease, now time.Time) {
 	if a.opts.Deleter == nil {
 		return
 	}
-	for _, l := range membership.Stale(leases, now, a.opts.StaleAfter) {
+	for _, l := range a.observed.Stale(leases, now, a.opts.StaleAfter) {
 		err := a.opts.Deleter.Delete(ctx, &l, client.Preconditions{UID: &l.UID, ResourceVersion: &l.ResourceVersion})
 		switch {
 		case err == nil:

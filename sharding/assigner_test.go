@@ -256,38 +256,108 @@ func TestAssignerFencing(t *testing.T) {
 	assert.Equal(t, []string{peer, self}, at.assigner.Members())
 }
 
-// TestAssignerCollectsStaleLeases checks that a Lease expired for longer
-// than StaleAfter is deleted, while one expired more recently and a Lease
-// of another ring are kept; and that the recent one goes too once it has
-// been expired for StaleAfter.
+// renew writes a renewal of l stamped renewTime, as its holder would on its
+// own clock.
+func renew(t *testing.T, direct client.Client, l *coordinationv1.Lease, renewTime time.Time) {
+	t.Helper()
+	l.Spec.RenewTime = ptr.To(metav1.NewMicroTime(renewTime))
+	require.NoError(t, direct.Update(context.Background(), l))
+}
+
+// TestAssignerJudgesLeasesOnItsOwnClock checks that a peer's Lease is
+// judged by when this replica observed it change, not by its renewTime: a
+// crashed peer whose clock ran a minute ahead is taken over a lease
+// duration after its Lease was observed, not a minute later.
+func TestAssignerJudgesLeasesOnItsOwnClock(t *testing.T) {
+	const ringName, self, peer = "assigner-clock-ahead", "ahead-self", "ahead-peer"
+	const peerDuration = 10 * time.Second
+	direct := newDirectClient(t)
+	createLease(t, direct, self, ringName, t0, alive)
+	createLease(t, direct, peer, ringName, t0.Add(time.Minute), peerDuration) // never renewed again
+	at := startAssigner(t, direct, self, ringName, false)
+	at.awaitMembers(t, peer, self) // observed at t0: the fake clock has not moved
+	at.notified.await(t, ownedBy(self, self, peer))
+	taken := ownedBy(peer, self, peer)
+	require.NotEmpty(t, taken, "the peer owns no test key: the test would prove nothing")
+
+	at.clock.SetTime(t0.Add(peerDuration - time.Millisecond))
+	assert.Never(t, func() bool { return len(at.assigner.Members()) != 2 }, 500*time.Millisecond, tick, "peer dropped before a lease duration had passed")
+
+	// Within leaseDuration + 1s of the observation, whatever its renewTime.
+	at.clock.SetTime(t0.Add(peerDuration + time.Second))
+	at.awaitMembers(t, self)
+	at.notified.await(t, taken)
+	at.assertOwns(t, testKeys)
+}
+
+// TestAssignerKeepsAPeerWhoseClockIsBehind checks that a peer that keeps
+// renewing stays in the ring although every renewTime it writes is 30s in
+// the past on this replica's clock (three lease durations), and that it
+// leaves the ring a lease duration after its last renewal was observed.
+func TestAssignerKeepsAPeerWhoseClockIsBehind(t *testing.T) {
+	const ringName, self, peer = "assigner-clock-behind", "behind-self", "behind-peer"
+	const peerDuration, renewEvery, skew = 10 * time.Second, 2 * time.Second, 30 * time.Second
+	direct := newDirectClient(t)
+	createLease(t, direct, self, ringName, t0, alive)
+	peerLease := createLease(t, direct, peer, ringName, t0.Add(-skew), peerDuration)
+	at := startAssigner(t, direct, self, ringName, false)
+	at.awaitMembers(t, peer, self)
+
+	now := t0
+	for range 10 { // 20s of renewals: two lease durations
+		now = now.Add(renewEvery)
+		at.clock.SetTime(now)
+		renew(t, direct, peerLease, now.Add(-skew))
+		require.Equal(t, []string{peer, self}, at.assigner.Members(), "live peer dropped at %s", now)
+	}
+	assert.Never(t, func() bool { return len(at.assigner.Members()) != 2 }, 500*time.Millisecond, tick, "live peer dropped")
+	assert.EqualValues(t, 1, at.assigner.Rebalances(), "the ring changed while the peer kept renewing")
+
+	// It stops renewing: gone a lease duration after the last renewal,
+	// observed at now at the latest.
+	at.clock.SetTime(now.Add(peerDuration))
+	at.awaitMembers(t, self)
+}
+
+// TestAssignerCollectsStaleLeases checks that a Lease is deleted only once
+// it has been unchanged, on this replica's clock, for StaleAfter past its
+// expiry, however old its renewTime; a released Lease (no holder) once it
+// has been unchanged for StaleAfter; and that a Lease of another ring and
+// a live one are kept.
 func TestAssignerCollectsStaleLeases(t *testing.T) {
 	const ringName, self = "assigner-stale", "stale-self"
-	const duration = 10 * time.Second
+	const duration, staleAfter = 10 * time.Second, time.Minute
 	direct := newDirectClient(t)
 	selfLease := createLease(t, direct, self, ringName, t0, alive)
-	longGone := createLease(t, direct, "stale-long-gone", ringName, t0.Add(-5*time.Minute), duration)
-	recent := createLease(t, direct, "stale-recent", ringName, t0.Add(-20*time.Second), duration) // expired at t0-10s
-	otherRing := createLease(t, direct, "stale-other-ring", "another-ring", t0.Add(-5*time.Minute), duration)
+	crashed := createLease(t, direct, "stale-crashed", ringName, t0.Add(-time.Hour), duration)
+	released := createLease(t, direct, "stale-released", ringName, t0.Add(-time.Hour), duration)
+	released.Spec.HolderIdentity = nil
+	require.NoError(t, direct.Update(context.Background(), released))
+	otherRing := createLease(t, direct, "stale-other-ring", "another-ring", t0.Add(-time.Hour), duration)
 	at := startAssigner(t, direct, self, ringName, true)
+	at.awaitMembers(t, crashed.Name, self)
 
 	exists := func(l *coordinationv1.Lease) bool {
 		err := direct.Get(context.Background(), client.ObjectKeyFromObject(l), &coordinationv1.Lease{})
 		require.True(t, err == nil || apierrors.IsNotFound(err), "%v", err)
 		return err == nil
 	}
-	require.Eventually(t, func() bool { return !exists(longGone) }, within, tick, "stale lease not deleted")
-	// The evaluation that deleted it saw the others too.
-	assert.True(t, exists(recent), "a lease expired for less than StaleAfter was deleted")
-	assert.True(t, exists(otherRing), "a lease of another ring was deleted")
+	// An hour-old renewTime does not make a Lease stale when first seen.
+	assert.Never(t, func() bool { return !exists(crashed) || !exists(released) }, 500*time.Millisecond, tick, "a lease deleted on first sight")
 
-	// Past StaleAfter for the recent one too. Its expiry is not an event
-	// and no timer is due; the next evaluation, here the renewal of this
-	// replica's own Lease, collects it.
-	now := t0.Add(51 * time.Second)
+	// Past StaleAfter for the released one; the crashed one expired at
+	// t0+10s, 51s ago. The crashed Lease's expiry evaluates.
+	at.clock.SetTime(t0.Add(staleAfter + time.Second))
+	require.Eventually(t, func() bool { return !exists(released) }, within, tick, "released lease not deleted")
+	at.awaitMembers(t, self)
+	assert.True(t, exists(crashed), "a lease expired for less than StaleAfter was deleted")
+
+	// Past StaleAfter after the crashed one's expiry. No timer is due; the
+	// renewal of this replica's own Lease makes the next evaluation.
+	now := t0.Add(duration + staleAfter + time.Second)
 	at.clock.SetTime(now)
-	selfLease.Spec.RenewTime = ptr.To(metav1.NewMicroTime(now))
-	require.NoError(t, direct.Update(context.Background(), selfLease))
-	require.Eventually(t, func() bool { return !exists(recent) }, within, tick, "lease expired for longer than StaleAfter not deleted")
+	renew(t, direct, selfLease, now)
+	require.Eventually(t, func() bool { return !exists(crashed) }, within, tick, "lease expired for longer than StaleAfter not deleted")
 	assert.True(t, exists(otherRing), "a lease of another ring was deleted")
 	assert.True(t, exists(selfLease), "a live lease was deleted")
 }

@@ -26,8 +26,11 @@ type options struct {
 	metricsSecure bool
 	probeAddr     string
 	probeWorkers  int
-	shardID       string
-	dnsServer     string
+	// probeNamespaceShare is the share of the probe workers one namespace
+	// may hold at once (scheduler.Options.NamespaceShare).
+	probeNamespaceShare float64
+	shardID             string
+	dnsServer           string
 
 	leaseNamespace     string
 	ringName           string
@@ -47,17 +50,18 @@ type options struct {
 
 func defaultOptions() options {
 	return options{
-		metricsAddr:        ":8080",
-		probeAddr:          ":8081",
-		probeWorkers:       scheduler.DefaultWorkers,
-		shardID:            envOr("POD_NAME", hostname()),
-		leaseNamespace:     envOr("POD_NAMESPACE", "default"),
-		ringName:           "webchecker",
-		leaseDuration:      membership.DefaultLeaseDuration,
-		leaseRenewInterval: membership.DefaultRenewInterval,
-		virtualNodes:       ring.DefaultVirtualNodes,
-		secretAccess:       true,
-		denyCIDRs:          strings.Join(egress.DefaultDenyCIDRs, ","),
+		metricsAddr:         ":8080",
+		probeAddr:           ":8081",
+		probeWorkers:        scheduler.DefaultWorkers,
+		probeNamespaceShare: scheduler.DefaultNamespaceShare,
+		shardID:             envOr("POD_NAME", hostname()),
+		leaseNamespace:      envOr("POD_NAMESPACE", "default"),
+		ringName:            "webchecker",
+		leaseDuration:       membership.DefaultLeaseDuration,
+		leaseRenewInterval:  membership.DefaultRenewInterval,
+		virtualNodes:        ring.DefaultVirtualNodes,
+		secretAccess:        true,
+		denyCIDRs:           strings.Join(egress.DefaultDenyCIDRs, ","),
 	}
 }
 
@@ -80,6 +84,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", o.metricsSecure, "Serve metrics over HTTPS (self-signed certificate) and admit only clients whose bearer token the API server authenticates (TokenReview) and authorizes for GET on the non-resource URL /metrics (SubjectAccessReview). False serves plain HTTP to anyone who can reach the port.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", o.probeAddr, "Address the /healthz and /readyz endpoints bind to.")
 	fs.IntVar(&o.probeWorkers, "probe-workers", o.probeWorkers, "Maximum number of probes running at once.")
+	fs.Float64Var(&o.probeNamespaceShare, "probe-namespace-share", o.probeNamespaceShare, "Share of --probe-workers that the WebCheckers of one namespace may hold at once, in (0, 1]: at most max(1, ceil(share × workers)) probes of a namespace run at the same time, so one namespace whose targets hang cannot delay the others. 1 lets one namespace use every worker.")
 	fs.StringVar(&o.shardID, "shard-id", o.shardID, "Identity of this replica: its Lease's name, written to status.shard (default: $POD_NAME, else the host name).")
 	fs.StringVar(&o.dnsServer, "dns-server", o.dnsServer, "DNS server (host:port) that probes resolve host names with; empty uses the system resolver.")
 	fs.StringVar(&o.leaseNamespace, "lease-namespace", o.leaseNamespace, "Namespace of the replicas' Leases (default: $POD_NAMESPACE, else \"default\").")
@@ -107,6 +112,7 @@ func (o options) replicaOptions(policy *egress.Policy, scope controllers.WatchSc
 			Egress:    policy,
 		}),
 		probeWorkers:   o.probeWorkers,
+		namespaceShare: o.probeNamespaceShare,
 		leaseNamespace: o.leaseNamespace,
 		ringName:       o.ringName,
 		leaseDuration:  o.leaseDuration,
@@ -169,6 +175,9 @@ func (o options) validate() error {
 	var errs []error
 	if o.probeWorkers < 1 {
 		errs = append(errs, errors.New("--probe-workers must be at least 1"))
+	}
+	if !(o.probeNamespaceShare > 0 && o.probeNamespaceShare <= 1) {
+		errs = append(errs, fmt.Errorf("--probe-namespace-share %v must be greater than 0 and at most 1", o.probeNamespaceShare))
 	}
 	if o.shardID == "" {
 		errs = append(errs, errors.New("--shard-id must not be empty"))

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/networkio/webchecker/controllers"
 )
 
 func TestOptionsFromFlags(t *testing.T) {
@@ -16,11 +18,13 @@ func TestOptionsFromFlags(t *testing.T) {
 	opts := defaultOptions()
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	opts.bindFlags(fs)
-	require.NoError(t, fs.Parse([]string{"--probe-workers=8", "--lease-duration=6s", "--allow-cidrs=169.254.170.2", "--deny-private-networks"}))
+	require.NoError(t, fs.Parse([]string{"--probe-workers=8", "--probe-namespace-share=0.25", "--lease-duration=6s", "--allow-cidrs=169.254.170.2", "--deny-private-networks"}))
 
 	assert.Equal(t, "webchecker-7d9f8-x2k4p", opts.shardID)
 	assert.Equal(t, "monitoring", opts.leaseNamespace)
 	assert.Equal(t, 8, opts.probeWorkers)
+	assert.Equal(t, 0.25, opts.probeNamespaceShare)
+	assert.Equal(t, 0.25, opts.replicaOptions(nil, controllers.WatchScope{}).namespaceShare, "wired to the replica")
 	assert.Equal(t, 6*time.Second, opts.leaseDuration)
 	assert.Equal(t, 1500*time.Millisecond, opts.safetyMargin())
 	assert.NoError(t, opts.validate())
@@ -68,6 +72,8 @@ func TestOptionsValidate(t *testing.T) {
 		want   string
 	}{
 		"no workers":                  {func(o *options) { o.probeWorkers = 0 }, "--probe-workers"},
+		"no namespace share":          {func(o *options) { o.probeNamespaceShare = 0 }, "--probe-namespace-share"},
+		"namespace share above 1":     {func(o *options) { o.probeNamespaceShare = 1.5 }, "--probe-namespace-share"},
 		"no shard id":                 {func(o *options) { o.shardID = "" }, "--shard-id"},
 		"no ring name":                {func(o *options) { o.ringName = "" }, "--ring-name"},
 		"fractional lease":            {func(o *options) { o.leaseDuration = 2500 * time.Millisecond }, "whole number of seconds"},

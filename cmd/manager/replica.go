@@ -36,6 +36,9 @@ type replicaOptions struct {
 	prober probing.Prober
 	// probeWorkers bounds concurrent probes.
 	probeWorkers int
+	// namespaceShare is the share of probeWorkers one namespace may hold
+	// at once.
+	namespaceShare float64
 	// initialJitter bounds the delay of a checker's first probe.
 	initialJitter time.Duration
 	// leaseNamespace and ringName select the ring's Leases.
@@ -98,14 +101,15 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		return nil, err
 	}
 	r.scheduler, err = scheduler.New(scheduler.Options{
-		Prober:        opts.prober,
-		Workers:       opts.probeWorkers,
-		InitialJitter: opts.initialJitter,
-		Clock:         opts.clock,
-		Owns:          r.assigner.Owns,
-		Notify:        trigger.Notify,
-		Observer:      r.metrics,
-		Logger:        opts.logger.WithName("scheduler"),
+		Prober:         opts.prober,
+		Workers:        opts.probeWorkers,
+		NamespaceShare: opts.namespaceShare,
+		InitialJitter:  opts.initialJitter,
+		Clock:          opts.clock,
+		Owns:           r.assigner.Owns,
+		Notify:         trigger.Notify,
+		Observer:       r.metrics,
+		Logger:         opts.logger.WithName("scheduler"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating scheduler: %w", err)

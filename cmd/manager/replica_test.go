@@ -18,6 +18,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -167,9 +168,11 @@ func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
 	assert.True(t, r.assigner.Owns(client.ObjectKeyFromObject(wc)))
 }
 
-// TestReplicaDeletesStaleLeases checks that the Lease a crashed replica left
-// behind is deleted once it has been expired for StaleAfter (a minute), and
-// that other Leases are left alone.
+// TestReplicaDeletesStaleLeases checks that a replica deletes a Lease that
+// has been expired for a minute on its own clock, counted from when it first
+// saw the Lease (however old its renewTime), and keeps a Lease renewed
+// since, a Lease of another ring and its own. The replica runs on a fake
+// clock, stepped past the minute.
 func TestReplicaDeletesStaleLeases(t *testing.T) {
 	const ringName = "stale-test"
 	cp := controlPlane(t)
@@ -188,25 +191,36 @@ func TestReplicaDeletesStaleLeases(t *testing.T) {
 		t.Cleanup(func() { _ = client.IgnoreNotFound(direct.Delete(context.Background(), l)) })
 		return l
 	}
-	crashed := newLease("crashed-long-ago", ringName, time.Now().Add(-5*time.Minute))
-	recent := newLease("crashed-recently", ringName, time.Now().Add(-20*time.Second))
-	otherRing := newLease("other-ring", "another-ring", time.Now().Add(-5*time.Minute))
+	start := time.Now()
+	crashed := newLease("crashed-long-ago", ringName, start.Add(-5*time.Minute))
+	renewed := newLease("renewed-later", ringName, start.Add(-5*time.Minute))
+	otherRing := newLease("other-ring", "another-ring", start.Add(-5*time.Minute))
 
-	startReplica(t, cp.Config, replicaOptions{
+	clk := clocktesting.NewFakeClock(start)
+	r := startReplica(t, cp.Config, replicaOptions{
 		shardID:        "collector",
 		prober:         probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: probetest.NewTestDNSServer(t, nil).Addr()}),
 		leaseNamespace: "default",
 		ringName:       ringName,
+		clock:          clk,
 	})
 	exists := func(l *coordinationv1.Lease) bool {
 		err := direct.Get(context.Background(), client.ObjectKeyFromObject(l), &coordinationv1.Lease{})
 		require.True(t, err == nil || apierrors.IsNotFound(err), "%v", err)
 		return err == nil
 	}
+	own := &coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "collector"}}
+	require.Eventually(t, func() bool { return exists(own) }, 10*time.Second, 50*time.Millisecond, "the replica's own lease is missing")
+	// Seen, on the fake clock not yet stepped.
+	require.Eventually(t, func() bool { return len(r.assigner.Members()) == 3 }, 10*time.Second, 50*time.Millisecond, "members %v", r.assigner.Members())
+	assert.Never(t, func() bool { return !exists(crashed) }, time.Second, 50*time.Millisecond, "a lease deleted on first sight for its old renewTime")
+
+	clk.Step(30 * time.Second)
+	renewed.Spec.RenewTime = ptr.To(metav1.NewMicroTime(start.Add(-4 * time.Minute)))
+	require.NoError(t, direct.Update(context.Background(), renewed))
+	clk.Step(41 * time.Second) // expired 10s after it was first seen, and a minute more
 	require.Eventually(t, func() bool { return !exists(crashed) }, 10*time.Second, 50*time.Millisecond, "stale lease not deleted")
-	assert.True(t, exists(recent), "a lease expired for less than a minute was deleted")
+	assert.True(t, exists(renewed), "a lease renewed 41s ago was deleted")
 	assert.True(t, exists(otherRing), "a lease of another ring was deleted")
-	require.Eventually(t, func() bool {
-		return exists(&coordinationv1.Lease{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "collector"}})
-	}, 10*time.Second, 50*time.Millisecond, "the replica's own lease is missing")
+	assert.True(t, exists(own), "the replica's own lease was deleted")
 }

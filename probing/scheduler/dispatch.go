@@ -58,7 +58,15 @@ type job struct {
 // nextStepLocked drops stale items from the top of the heap and returns the
 // next thing to do. For stepWait it returns the delay; for stepDispatch the
 // popped job; for stepSkipped the skipped job and the next due time.
+//
+// Turns set aside because their namespace held all its slots come first,
+// once a slot of their namespace is free: they have been due longest. A due
+// turn whose namespace is full is set aside, and the dispatcher goes on
+// with the next one.
 func (s *Scheduler) nextStepLocked(now time.Time) (st step, j job, wait time.Duration, next time.Time) {
+	if j, ok := s.slots.nextWaiting(s.currentLocked); ok {
+		return stepDispatch, j, 0, time.Time{}
+	}
 	for len(s.queue) > 0 {
 		top := s.queue[0]
 		e := s.checks[top.key]
@@ -82,9 +90,30 @@ func (s *Scheduler) nextStepLocked(now time.Time) (st step, j job, wait time.Dur
 			s.queue.push(next, top.key, top.rev)
 			return stepSkipped, j, 0, next
 		}
+		if s.slots.full(j.key.Namespace) {
+			s.slots.setAside(j)
+			continue
+		}
 		return stepDispatch, j, 0, time.Time{}
 	}
 	return stepIdle, job{}, 0, time.Time{}
+}
+
+// currentLocked reports whether j is a turn of the current revision of its
+// check.
+func (s *Scheduler) currentLocked(j job) bool {
+	e := s.checks[j.key]
+	return e != nil && e.rev == j.rev
+}
+
+// releaseSlot frees the slot of ns that a probe held, and wakes the
+// dispatcher if turns of ns wait for it.
+func (s *Scheduler) releaseSlot(ns string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.slots.release(ns) {
+		s.wake.signal()
+	}
 }
 
 // requeue schedules the turn after j if j's revision is still current; it is
@@ -137,6 +166,7 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
 			}
 			wg.Go(func() {
 				defer s.sem.Release(1)
+				defer s.releaseSlot(j.key.Namespace)
 				s.probe(ctx, p)
 			})
 		}
@@ -190,6 +220,7 @@ func (s *Scheduler) startLocking(ctx context.Context, j job) (probeJob, bool) {
 	pctx, cancel := context.WithCancel(ctx)
 	f := &flight{rev: j.rev, cancel: cancel}
 	s.flights[j.key] = f
+	s.slots.take(j.key.Namespace)
 	return probeJob{ctx: pctx, flight: f, check: e.check, due: j.due}, true
 }
 

@@ -53,12 +53,31 @@
 //   - skips the turn if Options.Owns says this replica does not own the key
 //     (the check stays scheduled; another shard probes it); Owns is asked
 //     before and again after the wait for a worker slot;
+//   - sets the turn aside if the check's namespace already holds its share
+//     of the workers (see below);
 //   - otherwise acquires a slot of the worker pool (a weighted semaphore of
 //     size Workers), schedules the next turn, and starts a goroutine that
 //     probes with its own context, a child of the Start context, stores the
 //     Outcome, calls Notify if the Outcome changed, and only then releases
 //     the slot. A slow Notify consumer therefore throttles probing instead of
 //     piling up goroutines.
+//
+// # Fairness between namespaces
+//
+// A namespace may hold at most max(1, ceil(Options.NamespaceShare ×
+// Workers)) worker slots at once (half of them by default), counted from
+// the dispatch of a probe until its worker releases its slot. Without this,
+// a namespace whose targets accept connections and never answer would take
+// every worker until the probes time out, and every other namespace's
+// probes would wait. A due turn of a namespace at its limit leaves the heap
+// and is set aside, so the dispatcher goes on with the due turns of other
+// namespaces and never spins on it; when a probe of the namespace ends, the
+// dispatcher takes the oldest of its turns set aside before anything from
+// the heap. A turn set aside is the check's only turn: once dispatched,
+// its next turn is due an interval after its due time, or an interval from
+// now if that has passed, as for any late probe. A namespace alone on a
+// replica is limited too: set NamespaceShare to 1 to let it use every
+// worker.
 //
 // Remove, and an Upsert that changes a check, cancel the probe in flight for
 // that key. Its late result is discarded because the revision it was started

@@ -50,6 +50,9 @@ func TestOwnershipAskedRightBeforeTheProbe(t *testing.T) {
 	var owned atomic.Bool
 	var askedB atomic.Int64
 	a, b := checkN(0, 1, 10*time.Second, "v1"), checkN(1, 1, 10*time.Second, "v1")
+	// Another namespace: b waits for the worker, not for a's namespace to
+	// free one of its slots.
+	b.Key.Namespace = "other"
 	owned.Store(true)
 	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
 		o.Rand = zeroRand

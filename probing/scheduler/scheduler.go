@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,9 @@ const (
 	// DefaultInitialJitter is the upper bound of the first-probe delay when
 	// Options.InitialJitter is zero.
 	DefaultInitialJitter = time.Second
+	// DefaultNamespaceShare is the share of the workers one namespace may
+	// hold at once when Options.NamespaceShare is zero.
+	DefaultNamespaceShare = 0.5
 	// FallbackInterval replaces a non-positive Check.Interval, which would
 	// otherwise make the dispatcher spin.
 	FallbackInterval = time.Second
@@ -74,6 +78,15 @@ type Options struct {
 	// Workers is the maximum number of concurrent probes. Zero means
 	// DefaultWorkers; negative is an error.
 	Workers int
+	// NamespaceShare is the share of Workers that the checks of one
+	// namespace may hold at once: at most max(1, ceil(NamespaceShare ×
+	// Workers)) probes of a namespace run at the same time, so that one
+	// namespace whose targets hang cannot delay the probes of the others.
+	// Due checks of a namespace at its limit wait, without holding up other
+	// namespaces, until one of its probes ends. It must be in (0, 1]; 1
+	// lets one namespace take every worker. Zero means
+	// DefaultNamespaceShare.
+	NamespaceShare float64
 	// Clock is the source of time and timers. Nil means clock.RealClock{}.
 	Clock clock.WithTicker
 	// InitialJitter bounds the random delay before the first probe of a new
@@ -151,6 +164,7 @@ type Scheduler struct {
 	rand     func(n int64) int64
 
 	sem     *semaphore.Weighted
+	slots   namespaceSlots // guarded by mu
 	wake    wakeup
 	started atomic.Bool
 
@@ -172,6 +186,12 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	if opts.Workers == 0 {
 		opts.Workers = DefaultWorkers
+	}
+	if opts.NamespaceShare == 0 {
+		opts.NamespaceShare = DefaultNamespaceShare
+	}
+	if !(opts.NamespaceShare > 0 && opts.NamespaceShare <= 1) {
+		return nil, fmt.Errorf("scheduler: Options.NamespaceShare %v must be in (0, 1]", opts.NamespaceShare)
 	}
 	if opts.Clock == nil {
 		opts.Clock = clock.RealClock{}
@@ -199,6 +219,7 @@ func New(opts Options) (*Scheduler, error) {
 		log:      opts.Logger,
 		rand:     opts.Rand,
 		sem:      semaphore.NewWeighted(int64(opts.Workers)),
+		slots:    newNamespaceSlots(namespaceLimit(opts.NamespaceShare, opts.Workers)),
 		wake:     make(wakeup, 1),
 		checks:   map[types.NamespacedName]*entry{},
 		flights:  map[types.NamespacedName]*flight{},
@@ -320,7 +341,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.log.Info("Scheduler stopped")
 	}()
 
-	s.log.Info("Scheduler started", "workers", s.workers, "initialJitter", s.jitter, "checks", s.Len())
+	s.log.Info("Scheduler started", "workers", s.workers, "namespaceLimit", s.slots.limit, "initialJitter", s.jitter, "checks", s.Len())
 	s.dispatch(ctx, &wg)
 	return nil
 }

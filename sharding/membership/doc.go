@@ -6,11 +6,19 @@
 // status) when it cannot renew in time, signals every fencing change on a
 // channel (it calls nobody back), and on shutdown deletes the Lease, unless
 // another writer has taken it over, so that the others take over at once.
-// Live decides, from the Leases every replica sees, which members are alive
-// at a given instant; it is pure and reads no clock.
+// Observations decide, from the Leases a replica sees and when it saw them
+// change, which members are alive at a given instant; Observe, Live and
+// Stale are pure and read no clock.
 //
-// A member is live while renewTime + leaseDurationSeconds is in the future.
-// A replica fences itself SafetyMargin before that instant (measured from
-// the start of its last successful renewal, on its own clock), so that it has
-// stopped before any other replica can consider its Lease expired.
+// Liveness is judged on the observer's clock, as client-go's leader
+// election does: a member is live until leaseDurationSeconds after this
+// replica observed its Lease change (a new renewTime, holder, duration or
+// UID); a Lease seen for the first time counts as observed now. The
+// renewTime a writer stamps is never compared with the reader's clock, so
+// a replica whose clock is behind is not dropped while it still renews,
+// and one whose clock is ahead is not kept alive for minutes after it
+// crashed. A replica fences itself SafetyMargin before its Lease could
+// expire in anyone's eyes: LeaseDuration - SafetyMargin after the start of
+// its last successful renewal, on its own clock; no one observes that
+// renewal before it started, so every observer's expiry comes later.
 package membership

@@ -20,11 +20,11 @@ type Member struct {
 	Duration time.Duration
 }
 
-// Expiry is the instant the member stops being live.
+// Expiry is renewTime + duration, on the writer's clock.
 func (m Member) Expiry() time.Time { return m.RenewTime.Add(m.Duration) }
 
-// LiveAt reports whether the member is live at now: strictly before its
-// expiry.
+// LiveAt reports whether now is strictly before Expiry; see Live for when
+// that is a fair judge.
 func (m Member) LiveAt(now time.Time) bool { return now.Before(m.Expiry()) }
 
 // MemberOf reads the member a Lease describes. ok is false for a Lease that
@@ -43,36 +43,15 @@ func MemberOf(lease *coordinationv1.Lease) (m Member, ok bool) {
 	}, true
 }
 
-// Stale returns the Leases that describe no live member and have not been
-// renewed for longer than after (a crashed replica's Lease stays behind
-// when nobody releases it). A Lease with no renew time is stale once it is
-// older than after.
-func Stale(leases []coordinationv1.Lease, now time.Time, after time.Duration) []coordinationv1.Lease {
-	var stale []coordinationv1.Lease
-	for _, l := range leases {
-		if l.DeletionTimestamp != nil {
-			continue
-		}
-		last := l.CreationTimestamp.Time
-		if m, ok := MemberOf(&l); ok {
-			if m.LiveAt(now) {
-				continue
-			}
-			last = m.Expiry()
-		} else if l.Spec.RenewTime != nil {
-			last = l.Spec.RenewTime.Time
-		}
-		if now.Sub(last) > after {
-			stale = append(stale, l)
-		}
-	}
-	return stale
-}
-
-// Live returns the sorted ids of the members whose Leases are live at now,
-// and the earliest instant at which one of them expires (zero when none is
-// live): the caller must look again then, because expiry is not an event.
+// Live returns the sorted ids of the members whose Leases are live at now
+// by their renewTime (renewTime + leaseDurationSeconds after now), and the
+// earliest instant at which one of them expires (zero when none is live).
 // A Lease being deleted is not live.
+//
+// It compares the writer's clock with the reader's, so it is right only
+// where both are one clock (a test that runs every replica on one
+// machine). Replicas judge each other with Observations.Live, on the
+// observer's clock.
 func Live(leases []coordinationv1.Lease, now time.Time) (ids []string, nextExpiry time.Time) {
 	for i := range leases {
 		if leases[i].DeletionTimestamp != nil {

@@ -26,23 +26,6 @@ func lease(holder string, renew time.Time, seconds int32) coordinationv1.Lease {
 	return l
 }
 
-func TestStale(t *testing.T) {
-	live := lease("live", t0, 10)
-	justExpired := lease("just-expired", t0.Add(-15*time.Second), 10)
-	longExpired := lease("long-expired", t0.Add(-2*time.Minute), 10)
-	released := lease("released", t0.Add(-2*time.Minute), 10)
-	released.Spec.HolderIdentity = nil
-	deleting := lease("deleting", t0.Add(-time.Hour), 10)
-	deleting.DeletionTimestamp = ptr.To(metav1.NewTime(t0))
-
-	got := membership.Stale([]coordinationv1.Lease{live, justExpired, longExpired, released, deleting}, t0, time.Minute)
-	var names []string
-	for _, l := range got {
-		names = append(names, l.Name)
-	}
-	assert.Equal(t, []string{"long-expired", "released"}, names)
-}
-
 func TestLive(t *testing.T) {
 	deleting := lease("deleting", t0, 10)
 	deleting.DeletionTimestamp = ptr.To(metav1.NewTime(t0))
