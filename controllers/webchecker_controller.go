@@ -33,10 +33,15 @@ import (
 // ControllerName names the controller in logs, metrics and Events.
 const ControllerName = "webchecker"
 
-// Event reasons recorded on Ready transitions.
+// Event reasons recorded when the Ready condition changes.
 const (
+	// EventReasonProbeSucceeded (Normal): Ready turned True.
 	EventReasonProbeSucceeded = "ProbeSucceeded"
-	EventReasonProbeFailed    = "ProbeFailed"
+	// EventReasonProbeFailed (Warning): Ready turned False.
+	EventReasonProbeFailed = "ProbeFailed"
+	// EventReasonFailureChanged (Warning): Ready stayed False, but the
+	// failure class (its reason) changed, say from DNSFailed to Timeout.
+	EventReasonFailureChanged = "ProbeFailureChanged"
 )
 
 const (
@@ -314,7 +319,7 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 	if !r.Ownership.Owns(client.ObjectKeyFromObject(wc)) {
 		return nil
 	}
-	before := readyStatus(wc.Status.Conditions)
+	before := readyConditionOf(wc.Status.Conditions)
 	base := wc.DeepCopy()
 	wc.Status = *desired
 	// The optimistic lock makes the patch fail with a conflict when the
@@ -330,8 +335,8 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 	}
 	logf.FromContext(ctx).V(1).Info("Status updated", "ready", readyStatus(desired.Conditions), "httpStatusCode", desired.HTTPStatusCode)
 
-	if after := readyStatus(desired.Conditions); after != before && latest != nil {
-		r.recordTransition(wc, latest.Result)
+	if latest != nil {
+		r.recordReadyChange(wc, before, readyConditionOf(desired.Conditions))
 	}
 	return nil
 }
@@ -351,12 +356,26 @@ func (r *WebCheckerReconciler) countWrite(err error) {
 	}
 }
 
-func (r *WebCheckerReconciler) recordTransition(wc *webcheckerv1alpha1.WebChecker, result probing.Result) {
-	if result.Success {
-		r.Recorder.Eventf(wc, nil, corev1.EventTypeNormal, EventReasonProbeSucceeded, "Probe", "%s", truncate(result.Message, maxEventNote))
+// recordReadyChange records an Event when the Ready condition changed from
+// before to after in its status or its reason: one when it turns True, one
+// when it turns False, and one on every change of failure class while it
+// stays False. Nothing is recorded while neither changes (a new message of
+// the same failure class included).
+func (r *WebCheckerReconciler) recordReadyChange(wc *webcheckerv1alpha1.WebChecker, before, after metav1.Condition) {
+	if before.Status == after.Status && before.Reason == after.Reason {
 		return
 	}
-	r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonProbeFailed, "Probe", "%s: %s", result.Reason, truncate(result.Message, maxEventNote))
+	switch after.Status {
+	case metav1.ConditionTrue:
+		r.Recorder.Eventf(wc, nil, corev1.EventTypeNormal, EventReasonProbeSucceeded, "Probe", "%s", truncate(after.Message, maxEventNote))
+	case metav1.ConditionFalse:
+		if before.Status == metav1.ConditionFalse {
+			r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonFailureChanged, "Probe", "%s (was %s): %s",
+				after.Reason, before.Reason, truncate(after.Message, maxEventNote))
+			return
+		}
+		r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonProbeFailed, "Probe", "%s: %s", after.Reason, truncate(after.Message, maxEventNote))
+	}
 }
 
 // readyCondition turns an outcome into the Ready condition.
@@ -378,6 +397,15 @@ func readyCondition(o *scheduler.Outcome) metav1.Condition {
 		c.Reason = string(probing.ReasonConnectionFailed)
 	}
 	return c
+}
+
+// readyConditionOf returns a copy of the Ready condition in conditions, or
+// the zero condition when there is none.
+func readyConditionOf(conditions []metav1.Condition) metav1.Condition {
+	if c := meta.FindStatusCondition(conditions, webcheckerv1alpha1.ConditionReady); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
 }
 
 func readyStatus(conditions []metav1.Condition) metav1.ConditionStatus {

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -134,6 +135,64 @@ func TestReadyFollowsTheTarget(t *testing.T) {
 	reasons := eventReasons(t, ns, wc.Name)
 	assert.Equal(t, 1, strings.Count(reasons, "ProbeFailed"), reasons)
 	assert.Equal(t, 2, strings.Count(reasons, "ProbeSucceeded"), reasons)
+}
+
+// TestEventOnEveryChangeOfFailureClass moves a failing target from one
+// failure class to another and back: each change records one Event that
+// names the old and the new class, and nothing is recorded while the
+// class stays the same.
+func TestEventOnEveryChangeOfFailureClass(t *testing.T) {
+	t.Parallel()
+	target, wc, key := startChecker(t, "failure-classes", "/")
+	ns := wc.Namespace
+
+	target.SetStatus(http.StatusServiceUnavailable)
+	waitReady(t, key, metav1.ConditionFalse, "UnexpectedStatus", 2*interval+time.Second)
+	// Slower than the 500ms timeout: the same target now times out.
+	target.SetDelay(900 * time.Millisecond)
+	waitReady(t, key, metav1.ConditionFalse, "Timeout", 2*interval+time.Second)
+	// Three more timeouts change nothing.
+	probed := target.Count("/")
+	require.Eventually(t, func() bool { return target.Count("/") >= probed+3 }, 3*interval+5*time.Second, poll)
+	target.SetDelay(0)
+	waitReady(t, key, metav1.ConditionFalse, "UnexpectedStatus", 2*interval+time.Second)
+
+	want := "ProbeSucceeded,ProbeFailed,ProbeFailureChanged,ProbeFailureChanged"
+	require.Eventually(t, func() bool { return sortedReasons(t, ns, wc.Name) == sortedList(want) }, 5*time.Second, poll,
+		"events: %s", eventReasons(t, ns, wc.Name))
+	notes := eventNotes(t, ns, wc.Name, "ProbeFailureChanged")
+	require.Len(t, notes, 2)
+	assert.ElementsMatch(t, []string{"Timeout (was UnexpectedStatus)", "UnexpectedStatus (was Timeout)"},
+		[]string{strings.SplitN(notes[0], ":", 2)[0], strings.SplitN(notes[1], ":", 2)[0]})
+	// Nothing more comes while the class stays.
+	probed = target.Count("/")
+	require.Eventually(t, func() bool { return target.Count("/") >= probed+2 }, 2*interval+5*time.Second, poll)
+	assert.Equal(t, sortedList(want), sortedReasons(t, ns, wc.Name))
+}
+
+func sortedList(csv string) string {
+	l := strings.Split(csv, ",")
+	slices.Sort(l)
+	return strings.Join(l, ",")
+}
+
+func sortedReasons(t *testing.T, ns, name string) string {
+	t.Helper()
+	return sortedList(eventReasons(t, ns, name))
+}
+
+// eventNotes lists the notes of the Events about one WebChecker with reason.
+func eventNotes(t *testing.T, ns, name, reason string) []string {
+	t.Helper()
+	var list eventsv1.EventList
+	require.NoError(t, k8sClient.List(context.Background(), &list, client.InNamespace(ns)))
+	var notes []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			notes = append(notes, e.Note)
+		}
+	}
+	return notes
 }
 
 // eventReasons lists the reasons of the Events about one WebChecker,
