@@ -38,6 +38,9 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 	if interval < time.Second || timeout <= 0 {
 		return scheduler.Check{}, fmt.Errorf("invalid target: interval %s must be at least 1s and timeout %s positive", interval, timeout)
 	}
+	if timeout > webcheckerv1alpha1.MaxTimeout {
+		return scheduler.Check{}, fmt.Errorf("invalid target: timeout %s must be at most %s", timeout, webcheckerv1alpha1.MaxTimeout)
+	}
 	if timeout >= interval {
 		return scheduler.Check{}, fmt.Errorf("invalid target: timeout %s must be less than interval %s", timeout, interval)
 	}

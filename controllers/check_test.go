@@ -134,3 +134,29 @@ func TestCheckForSecretErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckForRejectsALongTimeout holds the timeout limit for objects
+// stored before the CRD had it: CheckFor rejects what the API server now
+// rejects, and accepts the limit itself.
+func TestCheckForRejectsALongTimeout(t *testing.T) {
+	tests := map[string]struct {
+		timeout time.Duration
+		wantErr string
+	}{
+		"at the limit":    {webcheckerv1alpha1.MaxTimeout, ""},
+		"above the limit": {webcheckerv1alpha1.MaxTimeout + time.Second, "invalid target: timeout 1m1s must be at most 1m0s"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			wc := newChecker("ns", "slow", "example.com", "/")
+			wc.Spec.Interval = &metav1.Duration{Duration: 10 * time.Minute}
+			wc.Spec.Timeout = &metav1.Duration{Duration: tc.timeout}
+			_, err := controllers.CheckFor(wc, nil)
+			if tc.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.EqualError(t, err, tc.wantErr)
+		})
+	}
+}

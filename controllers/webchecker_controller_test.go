@@ -364,6 +364,10 @@ var invalidSpecs = map[string]struct {
 	"relative path":       {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "health" }, "path must start with a single /"},
 	"timeout = interval":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Timeout = &metav1.Duration{Duration: 10 * time.Second} }, "timeout must be less than interval"},
 	"timeout > interval":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Timeout = &metav1.Duration{Duration: time.Minute} }, "timeout must be less than interval"},
+	"timeout above 60s": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Interval.Duration = 10 * time.Minute
+		s.Timeout.Duration = 61 * time.Second
+	}, "timeout must be at most 60s"},
 	"interval below 1s": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
 		s.Interval.Duration = 500 * time.Millisecond
 		s.Timeout.Duration = 100 * time.Millisecond
@@ -478,6 +482,12 @@ func TestValidSpecsAreAcceptedAndDefaulted(t *testing.T) {
 	require.NoError(t, k8sClient.Create(context.Background(), full, client.DryRunAll))
 	assert.Equal(t, ptr.To(webcheckerv1alpha1.DefaultMaxBodyBytes), full.Spec.BodyMatch.MaxBodyBytes)
 	assert.Equal(t, &metav1.Duration{Duration: webcheckerv1alpha1.DefaultCertExpiryWarning}, full.Spec.TLS.CertExpiryWarning)
+
+	// The longest timeout is accepted: the API server and CheckFor hold the
+	// same limit (see TestCheckForRejectsALongTimeout).
+	slowest := newChecker(ns, "slowest", "example.com", "/")
+	slowest.Spec.Interval.Duration, slowest.Spec.Timeout.Duration = 10*time.Minute, webcheckerv1alpha1.MaxTimeout
+	assert.NoError(t, k8sClient.Create(context.Background(), slowest, client.DryRunAll))
 
 	for i, host := range []string{"example.com", "example.com:8080", "http://example.com/", "https://example.com:8443", "http://[::1]:8080", "http://127.0.0.1"} {
 		wc := newChecker(ns, fmt.Sprintf("valid-%d", i), host, "/healthz?full=1")

@@ -25,3 +25,12 @@ const (
 	// (14 days).
 	DefaultCertExpiryWarning = 14 * 24 * time.Hour
 )
+
+// Limits of WebCheckerSpec that code checks as well as the API server (the
+// validation markers on the fields carry the same values).
+const (
+	// MaxTimeout is the largest spec.timeout: a probe that takes longer
+	// says more about the prober than about the server, and would hold a
+	// probe worker for that long.
+	MaxTimeout = 60 * time.Second
+)

@@ -62,13 +62,14 @@ type WebCheckerSpec struct {
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
 	// Timeout bounds one probe (connect, TLS, request and response). It
-	// must be positive and less than interval.
+	// must be positive, at most 60s (MaxTimeout) and less than interval.
 	//
 	// +optional
 	// +kubebuilder:default="1s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) > duration('0s')",message="timeout must be positive"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) <= duration('60s')",message="timeout must be at most 60s"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
 	// Method is the HTTP method: GET, HEAD, POST, PUT or OPTIONS.
