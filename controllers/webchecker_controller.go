@@ -33,17 +33,6 @@ import (
 // ControllerName names the controller in logs, metrics and Events.
 const ControllerName = "webchecker"
 
-// Event reasons recorded when the Ready condition changes.
-const (
-	// EventReasonProbeSucceeded (Normal): Ready turned True.
-	EventReasonProbeSucceeded = "ProbeSucceeded"
-	// EventReasonProbeFailed (Warning): Ready turned False.
-	EventReasonProbeFailed = "ProbeFailed"
-	// EventReasonFailureChanged (Warning): Ready stayed False, but the
-	// failure class (its reason) changed, say from DNSFailed to Timeout.
-	EventReasonFailureChanged = "ProbeFailureChanged"
-)
-
 const (
 	pendingMessage = "Waiting for the first probe result"
 	// conflictRetryDelay is how long to wait before re-reading an object
@@ -190,7 +179,7 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if !p.writeStatus {
 		return ctrl.Result{}, nil
 	}
-	if err := r.writeStatus(ctx, wc, r.outcome(wc, p)); err != nil {
+	if err := r.writeStatus(ctx, wc, r.outcome(wc, p), p.check); err != nil {
 		return r.handleWriteError(ctx, err)
 	}
 	return ctrl.Result{}, p.done
@@ -285,9 +274,10 @@ func (r *WebCheckerReconciler) handleWriteError(ctx context.Context, err error) 
 }
 
 // writeStatus computes the desired status from the newest outcome of the
-// current generation (nil when there is none yet) and patches it when it
-// differs from the stored one.
-func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, latest *scheduler.Outcome) error {
+// current generation (nil when there is none yet) of check (nil when the
+// checker is not probed) and patches it when it differs from the stored
+// one.
+func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, latest *scheduler.Outcome, check *scheduler.Check) error {
 	desired := wc.Status.DeepCopy()
 	desired.Shard = r.Ownership.ShardID()
 	switch {
@@ -299,6 +289,9 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 			desired.CertificateExpiry = &metav1.Time{Time: expiry.UTC().Truncate(time.Second)}
 		}
 		meta.SetStatusCondition(&desired.Conditions, readyCondition(latest))
+		if check != nil {
+			meta.SetStatusCondition(&desired.Conditions, certificateCondition(latest, check.Target))
+		}
 	case meta.FindStatusCondition(desired.Conditions, webcheckerv1alpha1.ConditionReady) == nil:
 		desired.ObservedGeneration = wc.Generation
 		meta.SetStatusCondition(&desired.Conditions, metav1.Condition{
@@ -319,7 +312,7 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 	if !r.Ownership.Owns(client.ObjectKeyFromObject(wc)) {
 		return nil
 	}
-	before := readyConditionOf(wc.Status.Conditions)
+	before := wc.Status.DeepCopy()
 	base := wc.DeepCopy()
 	wc.Status = *desired
 	// The optimistic lock makes the patch fail with a conflict when the
@@ -336,7 +329,8 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 	logf.FromContext(ctx).V(1).Info("Status updated", "ready", readyStatus(desired.Conditions), "httpStatusCode", desired.HTTPStatusCode)
 
 	if latest != nil {
-		r.recordReadyChange(wc, before, readyConditionOf(desired.Conditions))
+		r.recordReadyChange(wc, conditionOf(before.Conditions, webcheckerv1alpha1.ConditionReady), conditionOf(desired.Conditions, webcheckerv1alpha1.ConditionReady))
+		r.recordCertificateChange(wc, conditionOf(before.Conditions, webcheckerv1alpha1.ConditionCertificateValid), conditionOf(desired.Conditions, webcheckerv1alpha1.ConditionCertificateValid))
 	}
 	return nil
 }
@@ -354,65 +348,6 @@ func (r *WebCheckerReconciler) countWrite(err error) {
 	default:
 		r.Metrics.StatusWritten(metrics.WriteFailed)
 	}
-}
-
-// recordReadyChange records an Event when the Ready condition changed from
-// before to after in its status or its reason: one when it turns True, one
-// when it turns False, and one on every change of failure class while it
-// stays False. Nothing is recorded while neither changes (a new message of
-// the same failure class included).
-func (r *WebCheckerReconciler) recordReadyChange(wc *webcheckerv1alpha1.WebChecker, before, after metav1.Condition) {
-	if before.Status == after.Status && before.Reason == after.Reason {
-		return
-	}
-	switch after.Status {
-	case metav1.ConditionTrue:
-		r.Recorder.Eventf(wc, nil, corev1.EventTypeNormal, EventReasonProbeSucceeded, "Probe", "%s", truncate(after.Message, maxEventNote))
-	case metav1.ConditionFalse:
-		if before.Status == metav1.ConditionFalse {
-			r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonFailureChanged, "Probe", "%s (was %s): %s",
-				after.Reason, before.Reason, truncate(after.Message, maxEventNote))
-			return
-		}
-		r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonProbeFailed, "Probe", "%s: %s", after.Reason, truncate(after.Message, maxEventNote))
-	}
-}
-
-// readyCondition turns an outcome into the Ready condition.
-func readyCondition(o *scheduler.Outcome) metav1.Condition {
-	c := metav1.Condition{
-		Type:               webcheckerv1alpha1.ConditionReady,
-		Status:             metav1.ConditionFalse,
-		Reason:             string(o.Result.Reason),
-		Message:            truncate(o.Result.Message, maxConditionMessage),
-		ObservedGeneration: o.Generation,
-		// Used only when the status changes: meta.SetStatusCondition keeps
-		// the previous transition time otherwise.
-		LastTransitionTime: metav1.NewTime(o.Time),
-	}
-	if o.Result.Success {
-		c.Status = metav1.ConditionTrue
-	}
-	if c.Reason == "" {
-		c.Reason = string(probing.ReasonConnectionFailed)
-	}
-	return c
-}
-
-// readyConditionOf returns a copy of the Ready condition in conditions, or
-// the zero condition when there is none.
-func readyConditionOf(conditions []metav1.Condition) metav1.Condition {
-	if c := meta.FindStatusCondition(conditions, webcheckerv1alpha1.ConditionReady); c != nil {
-		return *c
-	}
-	return metav1.Condition{}
-}
-
-func readyStatus(conditions []metav1.Condition) metav1.ConditionStatus {
-	if c := meta.FindStatusCondition(conditions, webcheckerv1alpha1.ConditionReady); c != nil {
-		return c.Status
-	}
-	return ""
 }
 
 func truncate(s string, n int) string {

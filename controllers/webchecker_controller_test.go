@@ -71,6 +71,31 @@ func waitReady(t *testing.T, key types.NamespacedName, status metav1.ConditionSt
 	return last
 }
 
+// waitCondition waits until the condition of type cond has status and
+// reason and returns the object as then stored.
+func waitCondition(t *testing.T, key types.NamespacedName, cond string, status metav1.ConditionStatus, reason string, within time.Duration) *webcheckerv1alpha1.WebChecker {
+	t.Helper()
+	var last *webcheckerv1alpha1.WebChecker
+	require.Eventually(t, func() bool {
+		wc := &webcheckerv1alpha1.WebChecker{}
+		if err := k8sClient.Get(context.Background(), key, wc); err != nil {
+			return false
+		}
+		last = wc
+		c := meta.FindStatusCondition(wc.Status.Conditions, cond)
+		return c != nil && c.Status == status && c.Reason == reason
+	}, within, poll, "%s never became %s/%s; last status: %+v", cond, status, reason, statusOf(last))
+	return last
+}
+
+func condition(wc *webcheckerv1alpha1.WebChecker, cond string) metav1.Condition {
+	c := meta.FindStatusCondition(wc.Status.Conditions, cond)
+	if c == nil {
+		return metav1.Condition{}
+	}
+	return *c
+}
+
 func statusOf(wc *webcheckerv1alpha1.WebChecker) any {
 	if wc == nil {
 		return nil
@@ -107,6 +132,9 @@ func TestReadyFollowsTheTarget(t *testing.T) {
 	assert.Equal(t, up.Generation, up.Status.ObservedGeneration)
 	assert.EqualValues(t, http.StatusOK, up.Status.HTTPStatusCode)
 	assert.Equal(t, testShardID, up.Status.Shard)
+	cert := condition(up, webcheckerv1alpha1.ConditionCertificateValid)
+	assert.Equal(t, metav1.ConditionUnknown, cert.Status, "plain HTTP has no certificate")
+	assert.Equal(t, "NotApplicable", cert.Reason)
 
 	// The target breaks: Ready turns False within two intervals.
 	target.SetStatus(http.StatusInternalServerError)
