@@ -65,6 +65,32 @@ func readyCondition(o *scheduler.Outcome) metav1.Condition {
 	return c
 }
 
+// nextReady is the Ready condition after the outcome o, the latest of a
+// streak of n probes with its verdict, given the stored condition (nil for
+// none) and the thresholds: Ready turns False only after
+// thresholds.Failure consecutive failures and True only after
+// thresholds.Success consecutive successes; until then the stored
+// condition stays, evaluated at o's generation. While its status stays,
+// its reason and message follow the latest outcome (a new failure class
+// shows at once). Before the first result (no condition, or Unknown) there
+// is no state to hold on to and the first outcome decides.
+func nextReady(stored *metav1.Condition, o *scheduler.Outcome, n int, thresholds Thresholds) metav1.Condition {
+	next := readyCondition(o)
+	if stored == nil || stored.Status == metav1.ConditionUnknown || stored.Status == next.Status {
+		return next
+	}
+	threshold := thresholds.Failure
+	if next.Status == metav1.ConditionTrue {
+		threshold = thresholds.Success
+	}
+	if n >= threshold {
+		return next
+	}
+	kept := *stored
+	kept.ObservedGeneration = o.Generation
+	return kept
+}
+
 // certificateCondition turns an outcome of a probe of target into the
 // CertificateValid condition: whether the chain the server presented is
 // valid for longer than target.CertExpiryWarning, judged at the time the

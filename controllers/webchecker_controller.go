@@ -98,6 +98,11 @@ type WebCheckerReconciler struct {
 	SecretSelector labels.Selector
 	// Metrics counts status writes. Nil means no metrics.
 	Metrics StatusWriteRecorder
+	// Tracker counts consecutive probes for the thresholds; it must be the
+	// scheduler's
+	// Observer (see Observers). SetupWithManager requires it and runs it;
+	// without it (a reconciler called directly) every threshold acts as 1.
+	Tracker *Tracker
 }
 
 // StatusWriteRecorder counts status patches by result (a *metrics.Metrics).
@@ -133,6 +138,11 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return errors.New("webchecker reconciler: Ownership is required")
 	case r.Trigger == nil:
 		return errors.New("webchecker reconciler: Trigger is required")
+	case r.Tracker == nil:
+		return errors.New("webchecker reconciler: Tracker is required")
+	}
+	if err := mgr.Add(r.Tracker); err != nil {
+		return fmt.Errorf("adding probe tracker: %w", err)
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
@@ -173,13 +183,19 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	if p.check != nil {
 		r.Scheduler.Upsert(*p.check)
+		if r.Tracker != nil {
+			r.Tracker.track(key, p.check.Generation, p.thresholds)
+		}
 	} else {
 		r.Scheduler.Remove(key)
+		if r.Tracker != nil {
+			r.Tracker.forget(key)
+		}
 	}
 	if !p.writeStatus {
 		return ctrl.Result{}, nil
 	}
-	if err := r.writeStatus(ctx, wc, r.outcome(wc, p), p.check); err != nil {
+	if err := r.writeStatus(ctx, wc, r.outcome(wc, p), p); err != nil {
 		return r.handleWriteError(ctx, err)
 	}
 	return ctrl.Result{}, p.done
@@ -191,6 +207,8 @@ type plan struct {
 	// check is the check to schedule; nil removes the checker from the
 	// scheduler.
 	check *scheduler.Check
+	// thresholds apply to the probes of check.
+	thresholds Thresholds
 	// writeStatus is true when this replica writes the checker's status.
 	writeStatus bool
 	// notProbed, when not nil, is why the checker cannot be probed; it is
@@ -220,11 +238,15 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 		secrets = SecretReader(ctx, r.Secrets, wc.Namespace, r.SecretSelector)
 	}
 	check, err := CheckFor(wc, secrets)
+	var thresholds Thresholds
+	if err == nil {
+		thresholds, err = ThresholdsFor(wc)
+	}
 	var secretErr *SecretError
 	var readErr *secretReadError
 	switch {
 	case err == nil:
-		return plan{check: &check, writeStatus: true}, nil
+		return plan{check: &check, thresholds: thresholds, writeStatus: true}, nil
 	case errors.As(err, &readErr):
 		return plan{}, err
 	case errors.As(err, &secretErr):
@@ -242,18 +264,31 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	}
 }
 
+// reported is what the status reports: an outcome, and for a probe the
+// length of its streak (see Tracker).
+type reported struct {
+	scheduler.Outcome
+	// streak counts the consecutive probes, this one included, with the
+	// same verdict; 1 for a checker that is not probed.
+	streak int
+}
+
 // outcome is what the status of wc reports under p: why it is not probed,
 // the newest outcome of its current generation, or nil when there is none
 // yet.
-func (r *WebCheckerReconciler) outcome(wc *webcheckerv1alpha1.WebChecker, p plan) *scheduler.Outcome {
+func (r *WebCheckerReconciler) outcome(wc *webcheckerv1alpha1.WebChecker, p plan) *reported {
 	key := client.ObjectKeyFromObject(wc)
 	if p.notProbed != nil {
-		return &scheduler.Outcome{Key: key, Generation: wc.Generation, Result: *p.notProbed, Time: r.now()}
+		return &reported{Outcome: scheduler.Outcome{Key: key, Generation: wc.Generation, Result: *p.notProbed, Time: r.now()}, streak: 1}
 	}
-	if o, ok := r.Scheduler.Latest(key); ok && o.Generation == wc.Generation {
-		return &o
+	o, ok := r.Scheduler.Latest(key)
+	if !ok || o.Generation != wc.Generation {
+		return nil
 	}
-	return nil
+	if r.Tracker == nil {
+		return &reported{Outcome: o, streak: 1}
+	}
+	return &reported{Outcome: o, streak: r.Tracker.streak(&o)}
 }
 
 // handleWriteError retries conflicts quietly after a short delay (the next
@@ -274,10 +309,9 @@ func (r *WebCheckerReconciler) handleWriteError(ctx context.Context, err error) 
 }
 
 // writeStatus computes the desired status from the newest outcome of the
-// current generation (nil when there is none yet) of check (nil when the
-// checker is not probed) and patches it when it differs from the stored
-// one.
-func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, latest *scheduler.Outcome, check *scheduler.Check) error {
+// current generation (nil when there is none yet) under p and patches it
+// when it differs from the stored one.
+func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, latest *reported, p plan) error {
 	desired := wc.Status.DeepCopy()
 	desired.Shard = r.Ownership.ShardID()
 	switch {
@@ -288,9 +322,10 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 		if expiry := latest.Result.CertificateExpiry; expiry != nil {
 			desired.CertificateExpiry = &metav1.Time{Time: expiry.UTC().Truncate(time.Second)}
 		}
-		meta.SetStatusCondition(&desired.Conditions, readyCondition(latest))
-		if check != nil {
-			meta.SetStatusCondition(&desired.Conditions, certificateCondition(latest, check.Target))
+		stored := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady)
+		meta.SetStatusCondition(&desired.Conditions, nextReady(stored, &latest.Outcome, latest.streak, p.thresholds))
+		if p.check != nil {
+			meta.SetStatusCondition(&desired.Conditions, certificateCondition(&latest.Outcome, p.check.Target))
 		}
 	case meta.FindStatusCondition(desired.Conditions, webcheckerv1alpha1.ConditionReady) == nil:
 		desired.ObservedGeneration = wc.Generation

@@ -396,6 +396,10 @@ var invalidSpecs = map[string]struct {
 		s.Interval.Duration = 10 * time.Minute
 		s.Timeout.Duration = 61 * time.Second
 	}, "timeout must be at most 60s"},
+	"failureThreshold 0":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.FailureThreshold = ptr.To[int32](0) }, "spec.failureThreshold: Invalid value: 0: spec.failureThreshold in body should be greater than or equal to 1"},
+	"failureThreshold above 20": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.FailureThreshold = ptr.To[int32](21) }, "should be less than or equal to 20"},
+	"successThreshold 0":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.SuccessThreshold = ptr.To[int32](0) }, "spec.successThreshold"},
+	"successThreshold above 20": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.SuccessThreshold = ptr.To[int32](21) }, "should be less than or equal to 20"},
 	"interval below 1s": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
 		s.Interval.Duration = 500 * time.Millisecond
 		s.Timeout.Duration = 100 * time.Millisecond
@@ -510,6 +514,8 @@ func TestValidSpecsAreAcceptedAndDefaulted(t *testing.T) {
 	require.NoError(t, k8sClient.Create(context.Background(), full, client.DryRunAll))
 	assert.Equal(t, ptr.To(webcheckerv1alpha1.DefaultMaxBodyBytes), full.Spec.BodyMatch.MaxBodyBytes)
 	assert.Equal(t, &metav1.Duration{Duration: webcheckerv1alpha1.DefaultCertExpiryWarning}, full.Spec.TLS.CertExpiryWarning)
+	assert.Equal(t, ptr.To(webcheckerv1alpha1.DefaultFailureThreshold), full.Spec.FailureThreshold)
+	assert.Equal(t, ptr.To(webcheckerv1alpha1.DefaultSuccessThreshold), full.Spec.SuccessThreshold)
 
 	// The longest timeout is accepted: the API server and CheckFor hold the
 	// same limit (see TestCheckForRejectsALongTimeout).

@@ -24,6 +24,10 @@ const (
 	// DefaultCertExpiryWarning is spec.tls.certExpiryWarning's default
 	// (14 days).
 	DefaultCertExpiryWarning = 14 * 24 * time.Hour
+	// DefaultFailureThreshold is spec.failureThreshold's default.
+	DefaultFailureThreshold int32 = 1
+	// DefaultSuccessThreshold is spec.successThreshold's default.
+	DefaultSuccessThreshold int32 = 1
 )
 
 // Limits of WebCheckerSpec that code checks as well as the API server (the
@@ -33,4 +37,7 @@ const (
 	// says more about the prober than about the server, and would hold a
 	// probe worker for that long.
 	MaxTimeout = 60 * time.Second
+	// MaxThreshold is the largest spec.failureThreshold and
+	// spec.successThreshold; the smallest is 1.
+	MaxThreshold int32 = 20
 )

@@ -178,6 +178,26 @@ type WebCheckerSpec struct {
 	// +optional
 	// +kubebuilder:default=true
 	FollowRedirects *bool `json:"followRedirects,omitempty"`
+
+	// FailureThreshold is how many consecutive failed probes turn Ready
+	// from True to False, as a kubelet probe's failureThreshold: a single
+	// failure among successes changes nothing. Between 1 and 20.
+	//
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	FailureThreshold *int32 `json:"failureThreshold,omitempty"`
+
+	// SuccessThreshold is how many consecutive successful probes turn
+	// Ready from False to True, as a kubelet probe's successThreshold.
+	// Between 1 and 20.
+	//
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	SuccessThreshold *int32 `json:"successThreshold,omitempty"`
 }
 
 // IPFamily is the address family a probe connects over.
