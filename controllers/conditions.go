@@ -91,6 +91,16 @@ func nextReady(stored *metav1.Condition, o *scheduler.Outcome, n int, thresholds
 	return kept
 }
 
+// setCondition sets c in conditions as meta.SetStatusCondition does, but
+// never moves lastTransitionTime backwards: a transition stamped before
+// the stored one (clocks of two replicas differ) takes the stored time.
+func setCondition(conditions *[]metav1.Condition, c metav1.Condition) {
+	if old := meta.FindStatusCondition(*conditions, c.Type); old != nil && c.LastTransitionTime.Before(&old.LastTransitionTime) {
+		c.LastTransitionTime = old.LastTransitionTime
+	}
+	meta.SetStatusCondition(conditions, c)
+}
+
 // certificateCondition turns an outcome of a probe of target into the
 // CertificateValid condition: whether the chain the server presented is
 // valid for longer than target.CertExpiryWarning, judged at the time the

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"k8s.io/apimachinery/pkg/api/meta"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -57,7 +57,7 @@ func TestNextReady(t *testing.T) {
 			if tc.stored != nil {
 				conditions = append(conditions, *tc.stored)
 			}
-			meta.SetStatusCondition(&conditions, nextReady(tc.stored, o, tc.streak, th))
+			setCondition(&conditions, nextReady(tc.stored, o, tc.streak, th))
 			got := conditions[0]
 			assert.Equal(t, tc.wantStatus, got.Status)
 			assert.Equal(t, tc.wantReason, got.Reason)
@@ -69,6 +69,15 @@ func TestNextReady(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestSetConditionNeverMovesTransitionTimeBackwards(t *testing.T) {
+	conditions := []metav1.Condition{*readyWas(metav1.ConditionFalse, "Timeout")}
+	// Another replica's clock is ahead: its transition is later than our
+	// probe.
+	setCondition(&conditions, readyCondition(&scheduler.Outcome{Result: answered, Time: t0.Add(-time.Minute)}))
+	assert.Equal(t, metav1.ConditionTrue, conditions[0].Status)
+	assert.Equal(t, t0, conditions[0].LastTransitionTime.Time)
 }
 
 func TestCertificateCondition(t *testing.T) {
@@ -130,7 +139,8 @@ func TestTrackerCountsStreaksAndAsksAtTheThreshold(t *testing.T) {
 	}
 	for i, s := range steps {
 		tr.ProbeFinished(key, s.result)
-		n := tr.streak(&scheduler.Outcome{Key: key, Generation: 1, Result: s.result, Time: probed})
+		n, stale := tr.streak(&scheduler.Outcome{Key: key, Generation: 1, Result: s.result, Time: probed})
+		assert.False(t, stale)
 		assert.Equal(t, s.wantStreak, n, "step %d", i)
 		if s.wantNotify {
 			select {
@@ -145,8 +155,32 @@ func TestTrackerCountsStreaksAndAsksAtTheThreshold(t *testing.T) {
 
 	// A new generation starts over.
 	tr.track(key, 2, Thresholds{Failure: 3, Success: 2})
-	assert.Equal(t, 1, tr.streak(&scheduler.Outcome{Key: key, Generation: 2, Result: answered, Time: probed}))
+	n, _ := tr.streak(&scheduler.Outcome{Key: key, Generation: 2, Result: answered, Time: probed})
+	assert.Equal(t, 1, n)
+
+	// A take-over makes the held outcome stale, and the first probe after
+	// it asks for a reconcile; a copy seen already, or the one this
+	// replica's patch replaced, changes nothing.
+	held := &scheduler.Outcome{Key: key, Generation: 2, Result: answered, Time: probed}
+	tr.wrote(key, "10")
+	tr.foreignStatus(key, "10", held)
+	_, stale := tr.streak(held)
+	assert.False(t, stale, "the copy our own patch replaced is no take-over")
+	tr.foreignStatus(key, "11", held)
+	_, stale = tr.streak(held)
+	assert.True(t, stale)
+	tr.ProbeFinished(key, answered)
+	select {
+	case <-notified:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first probe after a take-over asked for no reconcile")
+	}
+	n, stale = tr.streak(&scheduler.Outcome{Key: key, Generation: 2, Result: answered, Time: probed.Add(time.Second)})
+	assert.False(t, stale)
+	assert.Equal(t, 1, n, "the streak starts over at a take-over")
 
 	tr.forget(key)
-	assert.Equal(t, 1, tr.streak(&scheduler.Outcome{Key: key, Generation: 2, Result: timedOut, Time: probed}))
+	n, stale = tr.streak(held)
+	require.False(t, stale)
+	assert.Equal(t, 1, n)
 }

@@ -14,12 +14,16 @@ import (
 
 // Tracker keeps, in memory, what the reconciler must remember about each
 // checker between probes, and never writes it to the status (that would
-// be a write per probe): the streak, how many consecutive probes of the
-// current generation had the same verdict (answered or not), for
-// spec.failureThreshold and spec.successThreshold. The scheduler notifies
-// only a changed outcome, so the Tracker, as the scheduler's Observer,
-// sees every probe and asks for a reconcile when a streak reaches its
-// threshold.
+// be a write per probe):
+//
+//   - the streak: how many consecutive probes of the current generation
+//     had the same verdict (answered or not), for spec.failureThreshold and
+//     spec.successThreshold. The scheduler notifies only a changed outcome,
+//     so the Tracker, as the scheduler's Observer, sees every probe and
+//     asks for a reconcile when a streak reaches its threshold;
+//   - which outcome was held when another replica was found to have
+//     written the status since (a take-over): that outcome is older than
+//     what the status says and is never written.
 //
 // Run it with Start (it delivers the reconcile requests) and give it to the
 // scheduler as an Observer (see Observers). It is safe for concurrent use.
@@ -39,6 +43,17 @@ type tracked struct {
 	// answered is the verdict of the current streak, n its length.
 	answered bool
 	n        int
+	// stale, when set, is the time of the outcome held at the last
+	// take-over: that outcome is never written.
+	stale time.Time
+	// awaitingFresh asks for a reconcile at the first probe after a
+	// take-over, which the scheduler does not notify when its outcome is
+	// the same as the stale one.
+	awaitingFresh bool
+	// foreignRV is the resourceVersion of the latest copy found written by
+	// another replica; wroteFromRV the one this replica's latest status
+	// patch replaced. A copy with either was taken into account already.
+	foreignRV, wroteFromRV string
 }
 
 var _ scheduler.Observer = (*Tracker)(nil)
@@ -59,8 +74,8 @@ func (t *Tracker) ProbeStarted(types.NamespacedName, time.Duration) {}
 
 // ProbeFinished implements scheduler.Observer: it extends or restarts the
 // checker's streak, and asks for a reconcile when the streak reaches its
-// threshold (the scheduler already notified its first probe, a change).
-// Probes of checkers the
+// threshold (the scheduler already notified its first probe, a change)
+// or when it is the first probe after a take-over. Probes of checkers the
 // reconciler does not track are ignored. It never blocks.
 func (t *Tracker) ProbeFinished(key types.NamespacedName, res probing.Result) {
 	t.mu.Lock()
@@ -79,7 +94,8 @@ func (t *Tracker) ProbeFinished(key types.NamespacedName, res probing.Result) {
 	if answered {
 		threshold = c.thresholds.Success
 	}
-	if c.n == threshold && threshold > 1 {
+	if (c.n == threshold && threshold > 1) || c.awaitingFresh {
+		c.awaitingFresh = false
 		t.pending[key] = struct{}{}
 		select {
 		case t.wake <- struct{}{}:
@@ -110,18 +126,53 @@ func (t *Tracker) forget(key types.NamespacedName) {
 	delete(t.checkers, key)
 }
 
+// foreignStatus is called when the stored status of the checker, at
+// resourceVersion rv, names another replica: someone else wrote it after
+// this replica's outcomes, or never this replica. Unless that copy was
+// seen already, or is the one this replica's own latest patch replaced
+// (the cache lags), the streak starts over from the stored condition, and
+// held (the outcome the scheduler holds now, nil for none) is stale.
+func (t *Tracker) foreignStatus(key types.NamespacedName, rv string, held *scheduler.Outcome) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.checkers[key]
+	if c == nil || rv == c.foreignRV || rv == c.wroteFromRV {
+		return
+	}
+	c.foreignRV, c.n = rv, 0
+	if held != nil {
+		c.stale, c.awaitingFresh = held.Time, true
+	}
+}
+
+// wrote records that this replica patched the checker's status, replacing
+// the copy at resourceVersion rv.
+func (t *Tracker) wrote(key types.NamespacedName, rv string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.checkers[key]; c != nil {
+		c.wroteFromRV = rv
+	}
+}
+
 // streak returns how many consecutive probes, o's included, reached o's
-// verdict. The latest outcome always counts as one: a probe the Tracker
-// has not seen yet (it is told right after the outcome is stored) is not
-// lost.
-func (t *Tracker) streak(o *scheduler.Outcome) int {
+// verdict, and whether o is stale (held at a take-over). The latest
+// outcome always counts as one: a probe the Tracker has not seen yet (it
+// is told right after the outcome is stored) is not lost.
+func (t *Tracker) streak(o *scheduler.Outcome) (n int, stale bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.checkers[o.Key]
-	if c == nil || c.n == 0 || c.answered != metrics.Answered(o.Result) {
-		return 1
+	if c == nil {
+		return 1, false
 	}
-	return c.n
+	if !c.stale.IsZero() && !o.Time.After(c.stale) {
+		return 0, true
+	}
+	if c.n == 0 || c.answered != metrics.Answered(o.Result) {
+		return 1, false
+	}
+	return c.n, false
 }
 
 // NeedLeaderElection returns false: every replica tracks the checkers it

@@ -98,8 +98,8 @@ type WebCheckerReconciler struct {
 	SecretSelector labels.Selector
 	// Metrics counts status writes. Nil means no metrics.
 	Metrics StatusWriteRecorder
-	// Tracker counts consecutive probes for the thresholds; it must be the
-	// scheduler's
+	// Tracker counts consecutive probes for the thresholds and remembers
+	// which outcome a take-over made stale; it must be the scheduler's
 	// Observer (see Observers). SetupWithManager requires it and runs it;
 	// without it (a reconciler called directly) every threshold acts as 1.
 	Tracker *Tracker
@@ -275,7 +275,8 @@ type reported struct {
 
 // outcome is what the status of wc reports under p: why it is not probed,
 // the newest outcome of its current generation, or nil when there is none
-// yet.
+// yet or the newest one is older than the stored status (held since before
+// another replica wrote it).
 func (r *WebCheckerReconciler) outcome(wc *webcheckerv1alpha1.WebChecker, p plan) *reported {
 	key := client.ObjectKeyFromObject(wc)
 	if p.notProbed != nil {
@@ -283,12 +284,32 @@ func (r *WebCheckerReconciler) outcome(wc *webcheckerv1alpha1.WebChecker, p plan
 	}
 	o, ok := r.Scheduler.Latest(key)
 	if !ok || o.Generation != wc.Generation {
-		return nil
+		o, ok = scheduler.Outcome{}, false
 	}
 	if r.Tracker == nil {
+		if !ok {
+			return nil
+		}
 		return &reported{Outcome: o, streak: 1}
 	}
-	return &reported{Outcome: o, streak: r.Tracker.streak(&o)}
+	if wc.Status.Shard != r.Ownership.ShardID() {
+		// Another replica wrote the status (or nobody yet): the outcome
+		// held now predates it, and the streak starts over from the stored
+		// condition.
+		var held *scheduler.Outcome
+		if ok {
+			held = &o
+		}
+		r.Tracker.foreignStatus(key, wc.ResourceVersion, held)
+	}
+	if !ok {
+		return nil
+	}
+	n, stale := r.Tracker.streak(&o)
+	if stale {
+		return nil
+	}
+	return &reported{Outcome: o, streak: n}
 }
 
 // handleWriteError retries conflicts quietly after a short delay (the next
@@ -310,12 +331,14 @@ func (r *WebCheckerReconciler) handleWriteError(ctx context.Context, err error) 
 
 // writeStatus computes the desired status from the newest outcome of the
 // current generation (nil when there is none yet) under p and patches it
-// when it differs from the stored one.
+// when it differs from the stored one. Without an outcome it writes only
+// the Pending condition of a checker that has none: never a status of a
+// checker taken over before this replica has probed it.
 func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, latest *reported, p plan) error {
 	desired := wc.Status.DeepCopy()
-	desired.Shard = r.Ownership.ShardID()
 	switch {
 	case latest != nil:
+		desired.Shard = r.Ownership.ShardID()
 		desired.ObservedGeneration = latest.Generation
 		desired.HTTPStatusCode = int32(latest.Result.StatusCode)
 		desired.CertificateExpiry = nil
@@ -323,11 +346,12 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 			desired.CertificateExpiry = &metav1.Time{Time: expiry.UTC().Truncate(time.Second)}
 		}
 		stored := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady)
-		meta.SetStatusCondition(&desired.Conditions, nextReady(stored, &latest.Outcome, latest.streak, p.thresholds))
+		setCondition(&desired.Conditions, nextReady(stored, &latest.Outcome, latest.streak, p.thresholds))
 		if p.check != nil {
-			meta.SetStatusCondition(&desired.Conditions, certificateCondition(&latest.Outcome, p.check.Target))
+			setCondition(&desired.Conditions, certificateCondition(&latest.Outcome, p.check.Target))
 		}
 	case meta.FindStatusCondition(desired.Conditions, webcheckerv1alpha1.ConditionReady) == nil:
+		desired.Shard = r.Ownership.ShardID()
 		desired.ObservedGeneration = wc.Generation
 		meta.SetStatusCondition(&desired.Conditions, metav1.Condition{
 			Type:               webcheckerv1alpha1.ConditionReady,
@@ -360,6 +384,9 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 	}
 	if err != nil {
 		return fmt.Errorf("patching WebChecker status: %w", err)
+	}
+	if r.Tracker != nil {
+		r.Tracker.wrote(client.ObjectKeyFromObject(wc), base.ResourceVersion)
 	}
 	logf.FromContext(ctx).V(1).Info("Status updated", "ready", readyStatus(desired.Conditions), "httpStatusCode", desired.HTTPStatusCode)
 
