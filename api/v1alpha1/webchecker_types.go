@@ -180,8 +180,9 @@ type WebCheckerSpec struct {
 	FollowRedirects *bool `json:"followRedirects,omitempty"`
 
 	// FailureThreshold is how many consecutive failed probes turn Ready
-	// from True to False, as a kubelet probe's failureThreshold: a single
-	// failure among successes changes nothing. Between 1 and 20.
+	// from True to False, as a kubelet probe's failureThreshold: fewer
+	// failures among successes change nothing. Before the first result
+	// (Pending) the first probe decides. Between 1 and 20.
 	//
 	// +optional
 	// +kubebuilder:default=1
@@ -191,7 +192,8 @@ type WebCheckerSpec struct {
 
 	// SuccessThreshold is how many consecutive successful probes turn
 	// Ready from False to True, as a kubelet probe's successThreshold.
-	// Between 1 and 20.
+	// Before the first result (Pending) the first probe decides. Between 1
+	// and 20.
 	//
 	// +optional
 	// +kubebuilder:default=1
