@@ -395,7 +395,6 @@ type WebCheckerStatus struct {
 // +kubebuilder:printcolumn:name="Interval",type=string,JSONPath=`.spec.interval`,priority=1
 // +kubebuilder:printcolumn:name="Shard",type=string,JSONPath=`.status.shard`,priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
-// +kubebuilder:printcolumn:name="Certificate",type=string,JSONPath=`.status.conditions[?(@.type=="CertificateValid")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Cert-Expiry",type=string,JSONPath=`.status.certificateExpiry`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type WebChecker struct {
