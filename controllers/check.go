@@ -38,6 +38,9 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 	if interval < time.Second || timeout <= 0 {
 		return scheduler.Check{}, fmt.Errorf("invalid target: interval %s must be at least 1s and timeout %s positive", interval, timeout)
 	}
+	if timeout > webcheckerv1alpha1.MaxTimeout {
+		return scheduler.Check{}, fmt.Errorf("invalid target: timeout %s must be at most %s", timeout, webcheckerv1alpha1.MaxTimeout)
+	}
 	if timeout >= interval {
 		return scheduler.Check{}, fmt.Errorf("invalid target: timeout %s must be less than interval %s", timeout, interval)
 	}
@@ -95,4 +98,31 @@ func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
 		return def
 	}
 	return d.Duration
+}
+
+// Thresholds are how many consecutive probes of one kind change the Ready
+// condition, as a kubelet probe's failureThreshold and successThreshold.
+type Thresholds struct {
+	// Failure is how many consecutive failed probes turn Ready False.
+	Failure int
+	// Success is how many consecutive successful probes turn Ready True.
+	Success int
+}
+
+// ThresholdsFor resolves a WebChecker's spec.failureThreshold and
+// spec.successThreshold, a missing one to the default declared in
+// api/v1alpha1. A value outside 1..MaxThreshold (which the API server
+// rejects) is an error.
+func ThresholdsFor(wc *webcheckerv1alpha1.WebChecker) (Thresholds, error) {
+	failure := ptr.Deref(wc.Spec.FailureThreshold, webcheckerv1alpha1.DefaultFailureThreshold)
+	success := ptr.Deref(wc.Spec.SuccessThreshold, webcheckerv1alpha1.DefaultSuccessThreshold)
+	for _, f := range []struct {
+		name  string
+		value int32
+	}{{"failureThreshold", failure}, {"successThreshold", success}} {
+		if f.value < 1 || f.value > webcheckerv1alpha1.MaxThreshold {
+			return Thresholds{}, fmt.Errorf("invalid target: %s %d must be between 1 and %d", f.name, f.value, webcheckerv1alpha1.MaxThreshold)
+		}
+	}
+	return Thresholds{Failure: int(failure), Success: int(success)}, nil
 }

@@ -94,6 +94,41 @@ func TestCheckForResolvesTheCRDDefaults(t *testing.T) {
 	assert.Equal(t, want.Interval, got.Interval)
 	assert.True(t, want.Target.Equal(got.Target), "defaults differ:\nAPI server: %+v\nresolved:   %+v", want.Target, got.Target)
 	assert.Equal(t, webcheckerv1alpha1.DefaultInterval, want.Interval)
+
+	wantThresholds, err := controllers.ThresholdsFor(stored)
+	require.NoError(t, err)
+	gotThresholds, err := controllers.ThresholdsFor(bare)
+	require.NoError(t, err)
+	assert.Equal(t, wantThresholds, gotThresholds, "threshold defaults differ")
+	assert.Equal(t, controllers.Thresholds{Failure: 1, Success: 1}, wantThresholds)
+}
+
+// TestThresholdsFor resolves the thresholds and rejects what the API
+// server rejects.
+func TestThresholdsFor(t *testing.T) {
+	tests := map[string]struct {
+		failure, success *int32
+		want             controllers.Thresholds
+		wantErr          string
+	}{
+		"defaults":      {nil, nil, controllers.Thresholds{Failure: 1, Success: 1}, ""},
+		"set":           {ptr.To[int32](3), ptr.To[int32](20), controllers.Thresholds{Failure: 3, Success: 20}, ""},
+		"zero failures": {ptr.To[int32](0), nil, controllers.Thresholds{}, "invalid target: failureThreshold 0 must be between 1 and 20"},
+		"too many":      {nil, ptr.To[int32](21), controllers.Thresholds{}, "invalid target: successThreshold 21 must be between 1 and 20"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			wc := newChecker("ns", "thresholds", "example.com", "/")
+			wc.Spec.FailureThreshold, wc.Spec.SuccessThreshold = tc.failure, tc.success
+			got, err := controllers.ThresholdsFor(wc)
+			if tc.wantErr != "" {
+				assert.EqualError(t, err, tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
 }
 
 func TestCheckForSecretErrors(t *testing.T) {
@@ -131,6 +166,32 @@ func TestCheckForSecretErrors(t *testing.T) {
 			assert.Equal(t, tc.wantReason, secretErr.Reason)
 			assert.Equal(t, tc.wantMessage, secretErr.Message)
 			assert.NotContains(t, secretErr.Message, "X-Injected")
+		})
+	}
+}
+
+// TestCheckForRejectsALongTimeout holds the timeout limit for objects
+// stored before the CRD had it: CheckFor rejects what the API server now
+// rejects, and accepts the limit itself.
+func TestCheckForRejectsALongTimeout(t *testing.T) {
+	tests := map[string]struct {
+		timeout time.Duration
+		wantErr string
+	}{
+		"at the limit":    {webcheckerv1alpha1.MaxTimeout, ""},
+		"above the limit": {webcheckerv1alpha1.MaxTimeout + time.Second, "invalid target: timeout 1m1s must be at most 1m0s"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			wc := newChecker("ns", "slow", "example.com", "/")
+			wc.Spec.Interval = &metav1.Duration{Duration: 10 * time.Minute}
+			wc.Spec.Timeout = &metav1.Duration{Duration: tc.timeout}
+			_, err := controllers.CheckFor(wc, nil)
+			if tc.wantErr == "" {
+				assert.NoError(t, err)
+				return
+			}
+			assert.EqualError(t, err, tc.wantErr)
 		})
 	}
 }

@@ -1,16 +1,31 @@
 // Package controllers holds the WebChecker reconciler and its translation
-// of a WebChecker's spec into a probe (CheckFor).
+// of a WebChecker's spec into a probe (CheckFor, ThresholdsFor).
 //
 // The reconciler is the only writer of WebChecker status. It is triggered
 // by two sources: changes of a WebChecker's spec (status-only updates are
 // filtered out), and requests from outside the API server that arrive on a
-// Trigger read through a controller-runtime source.Channel (probe outcomes
-// from the scheduler, ownership changes from the ring). Each Reconcile first
-// decides what this replica does with the checker (probe it, report why it
-// cannot be probed, or leave it to its owner), applies that decision to the
+// Trigger read through a controller-runtime source.Channel (changed probe
+// outcomes from the scheduler, streaks that reached a threshold from the
+// Tracker, ownership changes from the ring). Each Reconcile first decides
+// what this replica does with the checker (probe it, report why it cannot
+// be probed, or leave it to its owner), applies that decision to the
 // scheduler once, then writes the newest outcome to status with one
-// optimistic-lock patch that is skipped when nothing changed, and records an
-// Event when the Ready condition changes status.
+// optimistic-lock patch that is skipped when nothing changed.
+//
+// The status has two conditions. Ready says whether the server answers as
+// expected; it turns False after spec.failureThreshold consecutive failed
+// probes and True after spec.successThreshold consecutive successful ones,
+// counted in memory by the Tracker (the scheduler's Observer), never in
+// the status. CertificateValid says whether the served certificate chain
+// is valid beyond spec.tls.certExpiryWarning; an expiring certificate does
+// not make Ready False. Events are recorded when Ready changes status or
+// failure class and when the certificate starts to expire soon, expires,
+// or is renewed.
+//
+// A replica that finds the status written by another replica (a take-over,
+// or ownership that came back) starts from the stored conditions: the
+// outcome it held from before is stale and is never written, and the
+// streaks start over.
 //
 // The reconciler depends on small interfaces it declares itself (Scheduler,
 // Ownership, StatusWriteRecorder); cmd/manager wires the real ones.

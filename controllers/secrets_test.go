@@ -85,6 +85,7 @@ func TestCAFromSecret(t *testing.T) {
 	selfSigned := waitReady(t, client.ObjectKeyFromObject(withoutCA), metav1.ConditionFalse, "TLSError", secretTimeout)
 	assert.Contains(t, ready(selfSigned).Message, "certificate signed by unknown authority")
 	assert.Nil(t, selfSigned.Status.CertificateExpiry)
+	assert.Equal(t, "NoCertificate", condition(selfSigned, webcheckerv1alpha1.ConditionCertificateValid).Reason, "an untrusted certificate fails Ready, not CertificateValid")
 
 	putSecret(t, ns, "ca", map[string]string{"ca.crt": "not a certificate"})
 	bad := waitReady(t, client.ObjectKeyFromObject(withCA), metav1.ConditionFalse, "SecretUnavailable", secretTimeout)
@@ -94,10 +95,15 @@ func TestCAFromSecret(t *testing.T) {
 
 	putSecret(t, ns, "ca", map[string]string{"ca.crt": string(pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw}))})
 	up := waitReady(t, client.ObjectKeyFromObject(withCA), metav1.ConditionTrue, "ProbeSucceeded", secretTimeout)
+	assert.Equal(t, "Valid", condition(up, webcheckerv1alpha1.ConditionCertificateValid).Reason)
 	require.NotNil(t, up.Status.CertificateExpiry)
 	assert.True(t, up.Status.CertificateExpiry.Time.Equal(srv.Certificate().NotAfter), "certificateExpiry %s, want %s", up.Status.CertificateExpiry, srv.Certificate().NotAfter)
 }
 
+// TestCertificateExpiring: a server that answers with a certificate that
+// expires within the warning period is up (Ready True, probe_success 1);
+// the CertificateValid condition turns False (ExpiringSoon) with one
+// Warning Event, and the expiry metric is there for an alert of its own.
 func TestCertificateExpiring(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
@@ -111,21 +117,60 @@ func TestCertificateExpiring(t *testing.T) {
 	require.NoError(t, k8sClient.Create(context.Background(), wc))
 	key := client.ObjectKeyFromObject(wc)
 
-	got := waitReady(t, key, metav1.ConditionFalse, "CertificateExpiring", secretTimeout)
-	assert.Equal(t, `certificate "soon.test" expires at `+cert.X509.NotAfter.UTC().Format(time.RFC3339)+", in less than 336h0m0s", ready(got).Message)
+	got := waitCondition(t, key, webcheckerv1alpha1.ConditionCertificateValid, metav1.ConditionFalse, "ExpiringSoon", secretTimeout)
+	assert.Equal(t, `certificate "soon.test" expires at `+cert.X509.NotAfter.UTC().Format(time.RFC3339)+", in less than 336h0m0s",
+		condition(got, webcheckerv1alpha1.ConditionCertificateValid).Message)
+	up := ready(got)
+	assert.Equal(t, metav1.ConditionTrue, up.Status, "an expiring certificate is no reason to call the server down")
+	assert.Equal(t, "ProbeSucceeded", up.Reason)
+	assert.Equal(t, "WebChecker is ready", up.Message)
 	require.NotNil(t, got.Status.CertificateExpiry)
 	assert.True(t, got.Status.CertificateExpiry.Time.Equal(cert.X509.NotAfter))
 	assert.EqualValues(t, http.StatusOK, got.Status.HTTPStatusCode)
-	// The metric says the same, as the blackbox exporter's
-	// probe_ssl_earliest_cert_expiry does.
+	// The metrics say the same: the server is up, and the expiry is
+	// exported as the blackbox exporter's probe_ssl_earliest_cert_expiry.
 	assert.Equal(t, map[string]float64{"": float64(cert.X509.NotAfter.Unix())}, checkerSeries(t, "webchecker_probe_ssl_earliest_cert_expiry", key))
-	assert.Equal(t, map[string]float64{"": 0}, checkerSeries(t, "webchecker_probe_success", key), "an expiring certificate is a failure, as Ready says")
+	assert.Equal(t, map[string]float64{"": 1}, checkerSeries(t, "webchecker_probe_success", key))
+	require.Eventually(t, func() bool {
+		return eventReasons(t, ns, wc.Name) == "ProbeSucceeded,CertificateExpiringSoon" ||
+			eventReasons(t, ns, wc.Name) == "CertificateExpiringSoon,ProbeSucceeded"
+	}, 5*time.Second, poll,
+		"events: %s", eventReasons(t, ns, wc.Name))
+	notes := eventNotes(t, ns, wc.Name, "CertificateExpiringSoon")
+	assert.Equal(t, []string{condition(got, webcheckerv1alpha1.ConditionCertificateValid).Message}, notes)
 
-	// A shorter warning period makes it Ready.
+	// A shorter warning period makes the certificate valid again.
 	patch := client.MergeFrom(got.DeepCopy())
 	got.Spec.TLS.CertExpiryWarning = &metav1.Duration{Duration: 24 * time.Hour}
 	require.NoError(t, k8sClient.Patch(context.Background(), got, patch))
-	waitReady(t, key, metav1.ConditionTrue, "ProbeSucceeded", secretTimeout)
+	valid := waitCondition(t, key, webcheckerv1alpha1.ConditionCertificateValid, metav1.ConditionTrue, "Valid", secretTimeout)
+	assert.Equal(t, metav1.ConditionTrue, ready(valid).Status)
+	require.Eventually(t, func() bool { return strings.Contains(eventReasons(t, ns, wc.Name), "CertificateRenewed") }, 5*time.Second, poll)
+	assert.Equal(t, 1, strings.Count(eventReasons(t, ns, wc.Name), "ProbeSucceeded"), "Ready never changed")
+}
+
+// TestExpiredCertificateWithoutVerification: a probe that skips
+// verification still reaches a server whose certificate has expired; it is
+// up, and its certificate is Expired. (With verification the handshake
+// fails, and Ready says TLSError: see TestCAFromSecret.)
+func TestExpiredCertificateWithoutVerification(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	now := time.Now()
+	cert := probetest.NewCertificate(t, "gone.test", now.Add(-48*time.Hour), now.Add(-time.Hour))
+	srv := startTLS(t, &cert)
+
+	wc := newChecker(ns, "expired", srv.URL, "/")
+	wc.Spec.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true}
+	require.NoError(t, k8sClient.Create(context.Background(), wc))
+	key := client.ObjectKeyFromObject(wc)
+
+	got := waitCondition(t, key, webcheckerv1alpha1.ConditionCertificateValid, metav1.ConditionFalse, "Expired", secretTimeout)
+	assert.Equal(t, "The certificate chain expired at "+cert.X509.NotAfter.UTC().Format(time.RFC3339),
+		condition(got, webcheckerv1alpha1.ConditionCertificateValid).Message)
+	assert.Equal(t, metav1.ConditionTrue, ready(got).Status)
+	require.Eventually(t, func() bool { return strings.Contains(eventReasons(t, ns, wc.Name), "CertificateExpired") }, 5*time.Second, poll,
+		"events: %s", eventReasons(t, ns, wc.Name))
 }
 
 func TestAuthFromSecretsFollowsSecretUpdates(t *testing.T) {

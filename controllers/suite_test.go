@@ -159,13 +159,14 @@ type replicaConfig struct {
 // every checker). The Lease ring is wired, and tested, in cmd/manager.
 func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 	trigger := controllers.NewTrigger(0)
+	tracker := controllers.NewTracker(trigger.Notify)
 	m := metrics.New()
 	sched, err := scheduler.New(scheduler.Options{
 		Prober:        c.prober,
 		Workers:       c.workers,
 		InitialJitter: c.initialJitter,
 		Notify:        trigger.Notify,
-		Observer:      m,
+		Observer:      controllers.Observers{m, tracker},
 		Logger:        c.logger.WithName("scheduler"),
 	})
 	if err != nil {
@@ -181,6 +182,7 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 		Scheduler:         sched,
 		Ownership:         soleOwner(c.shardID),
 		Trigger:           trigger,
+		Tracker:           tracker,
 		Metrics:           m,
 		NamespaceSelector: c.scope.NamespaceSelector,
 		SecretSelector:    c.scope.SecretSelector,

@@ -33,12 +33,6 @@ import (
 // ControllerName names the controller in logs, metrics and Events.
 const ControllerName = "webchecker"
 
-// Event reasons recorded on Ready transitions.
-const (
-	EventReasonProbeSucceeded = "ProbeSucceeded"
-	EventReasonProbeFailed    = "ProbeFailed"
-)
-
 const (
 	pendingMessage = "Waiting for the first probe result"
 	// conflictRetryDelay is how long to wait before re-reading an object
@@ -104,6 +98,11 @@ type WebCheckerReconciler struct {
 	SecretSelector labels.Selector
 	// Metrics counts status writes. Nil means no metrics.
 	Metrics StatusWriteRecorder
+	// Tracker counts consecutive probes for the thresholds and remembers
+	// which outcome a take-over made stale; it must be the scheduler's
+	// Observer (see Observers). SetupWithManager requires it and runs it;
+	// without it (a reconciler called directly) every threshold acts as 1.
+	Tracker *Tracker
 }
 
 // StatusWriteRecorder counts status patches by result (a *metrics.Metrics).
@@ -139,6 +138,11 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return errors.New("webchecker reconciler: Ownership is required")
 	case r.Trigger == nil:
 		return errors.New("webchecker reconciler: Trigger is required")
+	case r.Tracker == nil:
+		return errors.New("webchecker reconciler: Tracker is required")
+	}
+	if err := mgr.Add(r.Tracker); err != nil {
+		return fmt.Errorf("adding probe tracker: %w", err)
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
@@ -179,13 +183,19 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	if p.check != nil {
 		r.Scheduler.Upsert(*p.check)
+		if r.Tracker != nil {
+			r.Tracker.track(key, p.check.Generation, p.thresholds)
+		}
 	} else {
 		r.Scheduler.Remove(key)
+		if r.Tracker != nil {
+			r.Tracker.forget(key)
+		}
 	}
 	if !p.writeStatus {
 		return ctrl.Result{}, nil
 	}
-	if err := r.writeStatus(ctx, wc, r.outcome(wc, p)); err != nil {
+	if err := r.writeStatus(ctx, wc, r.outcome(wc, p), p); err != nil {
 		return r.handleWriteError(ctx, err)
 	}
 	return ctrl.Result{}, p.done
@@ -197,6 +207,8 @@ type plan struct {
 	// check is the check to schedule; nil removes the checker from the
 	// scheduler.
 	check *scheduler.Check
+	// thresholds apply to the probes of check.
+	thresholds Thresholds
 	// writeStatus is true when this replica writes the checker's status.
 	writeStatus bool
 	// notProbed, when not nil, is why the checker cannot be probed; it is
@@ -226,11 +238,15 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 		secrets = SecretReader(ctx, r.Secrets, wc.Namespace, r.SecretSelector)
 	}
 	check, err := CheckFor(wc, secrets)
+	var thresholds Thresholds
+	if err == nil {
+		thresholds, err = ThresholdsFor(wc)
+	}
 	var secretErr *SecretError
 	var readErr *secretReadError
 	switch {
 	case err == nil:
-		return plan{check: &check, writeStatus: true}, nil
+		return plan{check: &check, thresholds: thresholds, writeStatus: true}, nil
 	case errors.As(err, &readErr):
 		return plan{}, err
 	case errors.As(err, &secretErr):
@@ -248,18 +264,52 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	}
 }
 
+// reported is what the status reports: an outcome, and for a probe the
+// length of its streak (see Tracker).
+type reported struct {
+	scheduler.Outcome
+	// streak counts the consecutive probes, this one included, with the
+	// same verdict; 1 for a checker that is not probed.
+	streak int
+}
+
 // outcome is what the status of wc reports under p: why it is not probed,
 // the newest outcome of its current generation, or nil when there is none
-// yet.
-func (r *WebCheckerReconciler) outcome(wc *webcheckerv1alpha1.WebChecker, p plan) *scheduler.Outcome {
+// yet or the newest one is older than the stored status (held since before
+// another replica wrote it).
+func (r *WebCheckerReconciler) outcome(wc *webcheckerv1alpha1.WebChecker, p plan) *reported {
 	key := client.ObjectKeyFromObject(wc)
 	if p.notProbed != nil {
-		return &scheduler.Outcome{Key: key, Generation: wc.Generation, Result: *p.notProbed, Time: r.now()}
+		return &reported{Outcome: scheduler.Outcome{Key: key, Generation: wc.Generation, Result: *p.notProbed, Time: r.now()}, streak: 1}
 	}
-	if o, ok := r.Scheduler.Latest(key); ok && o.Generation == wc.Generation {
-		return &o
+	o, ok := r.Scheduler.Latest(key)
+	if !ok || o.Generation != wc.Generation {
+		o, ok = scheduler.Outcome{}, false
 	}
-	return nil
+	if r.Tracker == nil {
+		if !ok {
+			return nil
+		}
+		return &reported{Outcome: o, streak: 1}
+	}
+	if wc.Status.Shard != r.Ownership.ShardID() {
+		// Another replica wrote the status (or nobody yet): the outcome
+		// held now predates it, and the streak starts over from the stored
+		// condition.
+		var held *scheduler.Outcome
+		if ok {
+			held = &o
+		}
+		r.Tracker.foreignStatus(key, wc.ResourceVersion, held)
+	}
+	if !ok {
+		return nil
+	}
+	n, stale := r.Tracker.streak(&o)
+	if stale {
+		return nil
+	}
+	return &reported{Outcome: o, streak: n}
 }
 
 // handleWriteError retries conflicts quietly after a short delay (the next
@@ -280,21 +330,28 @@ func (r *WebCheckerReconciler) handleWriteError(ctx context.Context, err error) 
 }
 
 // writeStatus computes the desired status from the newest outcome of the
-// current generation (nil when there is none yet) and patches it when it
-// differs from the stored one.
-func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, latest *scheduler.Outcome) error {
+// current generation (nil when there is none yet) under p and patches it
+// when it differs from the stored one. Without an outcome it writes only
+// the Pending condition of a checker that has none: never a status of a
+// checker taken over before this replica has probed it.
+func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, latest *reported, p plan) error {
 	desired := wc.Status.DeepCopy()
-	desired.Shard = r.Ownership.ShardID()
 	switch {
 	case latest != nil:
+		desired.Shard = r.Ownership.ShardID()
 		desired.ObservedGeneration = latest.Generation
 		desired.HTTPStatusCode = int32(latest.Result.StatusCode)
 		desired.CertificateExpiry = nil
 		if expiry := latest.Result.CertificateExpiry; expiry != nil {
 			desired.CertificateExpiry = &metav1.Time{Time: expiry.UTC().Truncate(time.Second)}
 		}
-		meta.SetStatusCondition(&desired.Conditions, readyCondition(latest))
+		stored := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady)
+		setCondition(&desired.Conditions, nextReady(stored, &latest.Outcome, latest.streak, p.thresholds))
+		if p.check != nil {
+			setCondition(&desired.Conditions, certificateCondition(&latest.Outcome, p.check.Target))
+		}
 	case meta.FindStatusCondition(desired.Conditions, webcheckerv1alpha1.ConditionReady) == nil:
+		desired.Shard = r.Ownership.ShardID()
 		desired.ObservedGeneration = wc.Generation
 		meta.SetStatusCondition(&desired.Conditions, metav1.Condition{
 			Type:               webcheckerv1alpha1.ConditionReady,
@@ -314,7 +371,7 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 	if !r.Ownership.Owns(client.ObjectKeyFromObject(wc)) {
 		return nil
 	}
-	before := readyStatus(wc.Status.Conditions)
+	before := wc.Status.DeepCopy()
 	base := wc.DeepCopy()
 	wc.Status = *desired
 	// The optimistic lock makes the patch fail with a conflict when the
@@ -328,10 +385,14 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 	if err != nil {
 		return fmt.Errorf("patching WebChecker status: %w", err)
 	}
+	if r.Tracker != nil {
+		r.Tracker.wrote(client.ObjectKeyFromObject(wc), base.ResourceVersion)
+	}
 	logf.FromContext(ctx).V(1).Info("Status updated", "ready", readyStatus(desired.Conditions), "httpStatusCode", desired.HTTPStatusCode)
 
-	if after := readyStatus(desired.Conditions); after != before && latest != nil {
-		r.recordTransition(wc, latest.Result)
+	if latest != nil {
+		r.recordReadyChange(wc, conditionOf(before.Conditions, webcheckerv1alpha1.ConditionReady), conditionOf(desired.Conditions, webcheckerv1alpha1.ConditionReady))
+		r.recordCertificateChange(wc, conditionOf(before.Conditions, webcheckerv1alpha1.ConditionCertificateValid), conditionOf(desired.Conditions, webcheckerv1alpha1.ConditionCertificateValid))
 	}
 	return nil
 }
@@ -349,42 +410,6 @@ func (r *WebCheckerReconciler) countWrite(err error) {
 	default:
 		r.Metrics.StatusWritten(metrics.WriteFailed)
 	}
-}
-
-func (r *WebCheckerReconciler) recordTransition(wc *webcheckerv1alpha1.WebChecker, result probing.Result) {
-	if result.Success {
-		r.Recorder.Eventf(wc, nil, corev1.EventTypeNormal, EventReasonProbeSucceeded, "Probe", "%s", truncate(result.Message, maxEventNote))
-		return
-	}
-	r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonProbeFailed, "Probe", "%s: %s", result.Reason, truncate(result.Message, maxEventNote))
-}
-
-// readyCondition turns an outcome into the Ready condition.
-func readyCondition(o *scheduler.Outcome) metav1.Condition {
-	c := metav1.Condition{
-		Type:               webcheckerv1alpha1.ConditionReady,
-		Status:             metav1.ConditionFalse,
-		Reason:             string(o.Result.Reason),
-		Message:            truncate(o.Result.Message, maxConditionMessage),
-		ObservedGeneration: o.Generation,
-		// Used only when the status changes: meta.SetStatusCondition keeps
-		// the previous transition time otherwise.
-		LastTransitionTime: metav1.NewTime(o.Time),
-	}
-	if o.Result.Success {
-		c.Status = metav1.ConditionTrue
-	}
-	if c.Reason == "" {
-		c.Reason = string(probing.ReasonConnectionFailed)
-	}
-	return c
-}
-
-func readyStatus(conditions []metav1.Condition) metav1.ConditionStatus {
-	if c := meta.FindStatusCondition(conditions, webcheckerv1alpha1.ConditionReady); c != nil {
-		return c.Status
-	}
-	return ""
 }
 
 func truncate(s string, n int) string {

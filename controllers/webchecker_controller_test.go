@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -70,6 +71,31 @@ func waitReady(t *testing.T, key types.NamespacedName, status metav1.ConditionSt
 	return last
 }
 
+// waitCondition waits until the condition of type cond has status and
+// reason and returns the object as then stored.
+func waitCondition(t *testing.T, key types.NamespacedName, cond string, status metav1.ConditionStatus, reason string, within time.Duration) *webcheckerv1alpha1.WebChecker {
+	t.Helper()
+	var last *webcheckerv1alpha1.WebChecker
+	require.Eventually(t, func() bool {
+		wc := &webcheckerv1alpha1.WebChecker{}
+		if err := k8sClient.Get(context.Background(), key, wc); err != nil {
+			return false
+		}
+		last = wc
+		c := meta.FindStatusCondition(wc.Status.Conditions, cond)
+		return c != nil && c.Status == status && c.Reason == reason
+	}, within, poll, "%s never became %s/%s; last status: %+v", cond, status, reason, statusOf(last))
+	return last
+}
+
+func condition(wc *webcheckerv1alpha1.WebChecker, cond string) metav1.Condition {
+	c := meta.FindStatusCondition(wc.Status.Conditions, cond)
+	if c == nil {
+		return metav1.Condition{}
+	}
+	return *c
+}
+
 func statusOf(wc *webcheckerv1alpha1.WebChecker) any {
 	if wc == nil {
 		return nil
@@ -106,6 +132,9 @@ func TestReadyFollowsTheTarget(t *testing.T) {
 	assert.Equal(t, up.Generation, up.Status.ObservedGeneration)
 	assert.EqualValues(t, http.StatusOK, up.Status.HTTPStatusCode)
 	assert.Equal(t, testShardID, up.Status.Shard)
+	cert := condition(up, webcheckerv1alpha1.ConditionCertificateValid)
+	assert.Equal(t, metav1.ConditionUnknown, cert.Status, "plain HTTP has no certificate")
+	assert.Equal(t, "NotApplicable", cert.Reason)
 
 	// The target breaks: Ready turns False within two intervals.
 	target.SetStatus(http.StatusInternalServerError)
@@ -134,6 +163,64 @@ func TestReadyFollowsTheTarget(t *testing.T) {
 	reasons := eventReasons(t, ns, wc.Name)
 	assert.Equal(t, 1, strings.Count(reasons, "ProbeFailed"), reasons)
 	assert.Equal(t, 2, strings.Count(reasons, "ProbeSucceeded"), reasons)
+}
+
+// TestEventOnEveryChangeOfFailureClass moves a failing target from one
+// failure class to another and back: each change records one Event that
+// names the old and the new class, and nothing is recorded while the
+// class stays the same.
+func TestEventOnEveryChangeOfFailureClass(t *testing.T) {
+	t.Parallel()
+	target, wc, key := startChecker(t, "failure-classes", "/")
+	ns := wc.Namespace
+
+	target.SetStatus(http.StatusServiceUnavailable)
+	waitReady(t, key, metav1.ConditionFalse, "UnexpectedStatus", 2*interval+time.Second)
+	// Slower than the 500ms timeout: the same target now times out.
+	target.SetDelay(900 * time.Millisecond)
+	waitReady(t, key, metav1.ConditionFalse, "Timeout", 2*interval+time.Second)
+	// Three more timeouts change nothing.
+	probed := target.Count("/")
+	require.Eventually(t, func() bool { return target.Count("/") >= probed+3 }, 3*interval+5*time.Second, poll)
+	target.SetDelay(0)
+	waitReady(t, key, metav1.ConditionFalse, "UnexpectedStatus", 2*interval+time.Second)
+
+	want := "ProbeSucceeded,ProbeFailed,ProbeFailureChanged,ProbeFailureChanged"
+	require.Eventually(t, func() bool { return sortedReasons(t, ns, wc.Name) == sortedList(want) }, 5*time.Second, poll,
+		"events: %s", eventReasons(t, ns, wc.Name))
+	notes := eventNotes(t, ns, wc.Name, "ProbeFailureChanged")
+	require.Len(t, notes, 2)
+	assert.ElementsMatch(t, []string{"Timeout (was UnexpectedStatus)", "UnexpectedStatus (was Timeout)"},
+		[]string{strings.SplitN(notes[0], ":", 2)[0], strings.SplitN(notes[1], ":", 2)[0]})
+	// Nothing more comes while the class stays.
+	probed = target.Count("/")
+	require.Eventually(t, func() bool { return target.Count("/") >= probed+2 }, 2*interval+5*time.Second, poll)
+	assert.Equal(t, sortedList(want), sortedReasons(t, ns, wc.Name))
+}
+
+func sortedList(csv string) string {
+	l := strings.Split(csv, ",")
+	slices.Sort(l)
+	return strings.Join(l, ",")
+}
+
+func sortedReasons(t *testing.T, ns, name string) string {
+	t.Helper()
+	return sortedList(eventReasons(t, ns, name))
+}
+
+// eventNotes lists the notes of the Events about one WebChecker with reason.
+func eventNotes(t *testing.T, ns, name, reason string) []string {
+	t.Helper()
+	var list eventsv1.EventList
+	require.NoError(t, k8sClient.List(context.Background(), &list, client.InNamespace(ns)))
+	var notes []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			notes = append(notes, e.Note)
+		}
+	}
+	return notes
 }
 
 // eventReasons lists the reasons of the Events about one WebChecker,
@@ -305,6 +392,14 @@ var invalidSpecs = map[string]struct {
 	"relative path":       {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "health" }, "path must start with a single /"},
 	"timeout = interval":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Timeout = &metav1.Duration{Duration: 10 * time.Second} }, "timeout must be less than interval"},
 	"timeout > interval":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Timeout = &metav1.Duration{Duration: time.Minute} }, "timeout must be less than interval"},
+	"timeout above 60s": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Interval.Duration = 10 * time.Minute
+		s.Timeout.Duration = 61 * time.Second
+	}, "timeout must be at most 60s"},
+	"failureThreshold 0":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.FailureThreshold = ptr.To[int32](0) }, "spec.failureThreshold: Invalid value: 0: spec.failureThreshold in body should be greater than or equal to 1"},
+	"failureThreshold above 20": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.FailureThreshold = ptr.To[int32](21) }, "should be less than or equal to 20"},
+	"successThreshold 0":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.SuccessThreshold = ptr.To[int32](0) }, "spec.successThreshold"},
+	"successThreshold above 20": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.SuccessThreshold = ptr.To[int32](21) }, "should be less than or equal to 20"},
 	"interval below 1s": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
 		s.Interval.Duration = 500 * time.Millisecond
 		s.Timeout.Duration = 100 * time.Millisecond
@@ -419,6 +514,14 @@ func TestValidSpecsAreAcceptedAndDefaulted(t *testing.T) {
 	require.NoError(t, k8sClient.Create(context.Background(), full, client.DryRunAll))
 	assert.Equal(t, ptr.To(webcheckerv1alpha1.DefaultMaxBodyBytes), full.Spec.BodyMatch.MaxBodyBytes)
 	assert.Equal(t, &metav1.Duration{Duration: webcheckerv1alpha1.DefaultCertExpiryWarning}, full.Spec.TLS.CertExpiryWarning)
+	assert.Equal(t, ptr.To(webcheckerv1alpha1.DefaultFailureThreshold), full.Spec.FailureThreshold)
+	assert.Equal(t, ptr.To(webcheckerv1alpha1.DefaultSuccessThreshold), full.Spec.SuccessThreshold)
+
+	// The longest timeout is accepted: the API server and CheckFor hold the
+	// same limit (see TestCheckForRejectsALongTimeout).
+	slowest := newChecker(ns, "slowest", "example.com", "/")
+	slowest.Spec.Interval.Duration, slowest.Spec.Timeout.Duration = 10*time.Minute, webcheckerv1alpha1.MaxTimeout
+	assert.NoError(t, k8sClient.Create(context.Background(), slowest, client.DryRunAll))
 
 	for i, host := range []string{"example.com", "example.com:8080", "http://example.com/", "https://example.com:8443", "http://[::1]:8080", "http://127.0.0.1"} {
 		wc := newChecker(ns, fmt.Sprintf("valid-%d", i), host, "/healthz?full=1")

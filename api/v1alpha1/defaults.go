@@ -24,4 +24,20 @@ const (
 	// DefaultCertExpiryWarning is spec.tls.certExpiryWarning's default
 	// (14 days).
 	DefaultCertExpiryWarning = 14 * 24 * time.Hour
+	// DefaultFailureThreshold is spec.failureThreshold's default.
+	DefaultFailureThreshold int32 = 1
+	// DefaultSuccessThreshold is spec.successThreshold's default.
+	DefaultSuccessThreshold int32 = 1
+)
+
+// Limits of WebCheckerSpec that code checks as well as the API server (the
+// validation markers on the fields carry the same values).
+const (
+	// MaxTimeout is the largest spec.timeout: a probe that takes longer
+	// says more about the prober than about the server, and would hold a
+	// probe worker for that long.
+	MaxTimeout = 60 * time.Second
+	// MaxThreshold is the largest spec.failureThreshold and
+	// spec.successThreshold; the smallest is 1.
+	MaxThreshold int32 = 20
 )

@@ -4,19 +4,52 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// Condition types and reasons of a WebChecker. The Ready condition's reason
-// is Pending before the first result, ProbeSucceeded while it is True, and
-// otherwise the failure class of the probing package: DNSFailed,
+// Condition types and reasons of a WebChecker.
+//
+// The Ready condition says whether the server answers as expected. Its
+// reason is Pending before the first result, ProbeSucceeded while it is
+// True, and otherwise the failure class of the probing package: DNSFailed,
 // ConnectionFailed, Timeout, TLSError, UnexpectedStatus, TooManyRedirects,
-// BodyMismatch, CertificateExpiring, EgressDenied or InvalidTarget when a
-// probe failed; SecretUnavailable or SecretAccessDisabled when the checker
-// cannot be probed with the Secrets it refers to.
+// BodyMismatch, EgressDenied or InvalidTarget when a probe failed;
+// SecretUnavailable or SecretAccessDisabled when the checker cannot be
+// probed with the Secrets it refers to. A certificate that expires soon
+// does not make it False (see ConditionCertificateValid); one that has
+// expired or is not trusted fails the TLS handshake, and so Ready
+// (TLSError).
+//
+// The CertificateValid condition says whether the certificate chain the
+// server presented in the latest probe is valid for longer than
+// spec.tls.certExpiryWarning: True (Valid), False (ExpiringSoon, or Expired
+// when verification is skipped), or Unknown when the latest probe saw no
+// certificate (NotApplicable for plain HTTP, NoCertificate when an https
+// probe received no TLS response).
 const (
-	// ConditionReady is True while the server answers with an accepted
-	// status code, False while it does not, Unknown before the first result.
+	// ConditionReady is True while the server answers as expected (with an
+	// accepted status code, and body when a bodyMatch is given), False
+	// while it does not, Unknown before the first result.
 	ConditionReady = "Ready"
 	// ReasonPending is the Ready reason before the first probe result.
 	ReasonPending = "Pending"
+
+	// ConditionCertificateValid is True while the served certificate chain
+	// is valid for longer than the warning period.
+	ConditionCertificateValid = "CertificateValid"
+	// ReasonCertificateValid: the chain is valid beyond the warning period
+	// (status True).
+	ReasonCertificateValid = "Valid"
+	// ReasonCertificateExpiringSoon: the chain expires within the warning
+	// period (status False).
+	ReasonCertificateExpiringSoon = "ExpiringSoon"
+	// ReasonCertificateExpired: the chain has expired; only a probe that
+	// skips verification gets an answer from such a server (status False).
+	ReasonCertificateExpired = "Expired"
+	// ReasonCertificateNotApplicable: the latest probe was plain HTTP
+	// (status Unknown).
+	ReasonCertificateNotApplicable = "NotApplicable"
+	// ReasonNoCertificate: the latest https probe received no TLS response,
+	// for example because the connection or the handshake failed (status
+	// Unknown; Ready says why).
+	ReasonNoCertificate = "NoCertificate"
 )
 
 // WebCheckerSpec describes the server to probe and how.
@@ -62,13 +95,14 @@ type WebCheckerSpec struct {
 	Interval *metav1.Duration `json:"interval,omitempty"`
 
 	// Timeout bounds one probe (connect, TLS, request and response). It
-	// must be positive and less than interval.
+	// must be positive, at most 60s (MaxTimeout) and less than interval.
 	//
 	// +optional
 	// +kubebuilder:default="1s"
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:Pattern=`^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) > duration('0s')",message="timeout must be positive"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) <= duration('60s')",message="timeout must be at most 60s"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
 	// Method is the HTTP method: GET, HEAD, POST, PUT or OPTIONS.
@@ -155,6 +189,28 @@ type WebCheckerSpec struct {
 	// +optional
 	// +kubebuilder:default=true
 	FollowRedirects *bool `json:"followRedirects,omitempty"`
+
+	// FailureThreshold is how many consecutive failed probes turn Ready
+	// from True to False, as a kubelet probe's failureThreshold: fewer
+	// failures among successes change nothing. Before the first result
+	// (Pending) the first probe decides. Between 1 and 20.
+	//
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	FailureThreshold *int32 `json:"failureThreshold,omitempty"`
+
+	// SuccessThreshold is how many consecutive successful probes turn
+	// Ready from False to True, as a kubelet probe's successThreshold.
+	// Before the first result (Pending) the first probe decides. Between 1
+	// and 20.
+	//
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=20
+	SuccessThreshold *int32 `json:"successThreshold,omitempty"`
 }
 
 // IPFamily is the address family a probe connects over.
@@ -290,9 +346,10 @@ type TLSOptions struct {
 	// +kubebuilder:validation:Enum="1.0";"1.1";"1.2";"1.3"
 	MinVersion string `json:"minVersion,omitempty"`
 
-	// CertExpiryWarning turns Ready False (reason CertificateExpiring) when
-	// the served certificate chain expires sooner than this. Default 336h
-	// (14 days); 0s turns the warning off.
+	// CertExpiryWarning turns the CertificateValid condition False (reason
+	// ExpiringSoon) when the served certificate chain expires sooner than
+	// this; Ready is not affected. Default 336h (14 days); 0s turns the
+	// warning off.
 	//
 	// +optional
 	// +kubebuilder:default="336h"
@@ -303,7 +360,7 @@ type TLSOptions struct {
 
 // WebCheckerStatus is the observed outcome of the latest probes.
 type WebCheckerStatus struct {
-	// Conditions holds the Ready condition.
+	// Conditions holds the Ready and the CertificateValid conditions.
 	//
 	// +optional
 	// +listType=map

@@ -95,6 +95,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		opts.registerer = ctrlmetrics.Registry
 	}
 	trigger := controllers.NewTrigger(0)
+	tracker := controllers.NewTracker(trigger.Notify)
 	r := &replica{metrics: metrics.New()}
 	var err error
 	if r.heartbeat, r.assigner, err = setupMembership(mgr, opts, trigger); err != nil {
@@ -108,7 +109,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		Clock:          opts.clock,
 		Owns:           r.assigner.Owns,
 		Notify:         trigger.Notify,
-		Observer:       r.metrics,
+		Observer:       controllers.Observers{r.metrics, tracker},
 		Logger:         opts.logger.WithName("scheduler"),
 	})
 	if err != nil {
@@ -124,6 +125,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		Scheduler:         r.scheduler,
 		Ownership:         r.assigner,
 		Trigger:           trigger,
+		Tracker:           tracker,
 		Clock:             opts.clock,
 		Metrics:           r.metrics,
 		NamespaceSelector: opts.scope.NamespaceSelector,

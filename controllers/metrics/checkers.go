@@ -13,7 +13,7 @@ func checkerDesc(name, help string, extraLabels ...string) *prometheus.Desc {
 
 var (
 	probeSuccessDesc = checkerDesc("probe_success",
-		"Whether the latest probe of the checker succeeded (1) or failed (0). Exported only by the replica that owns the checker, once it has probed it.")
+		"Whether the latest probe of the checker succeeded (1) or failed (0); a certificate that expires soon is no failure here (see probe_ssl_earliest_cert_expiry). Exported only by the replica that owns the checker, once it has probed it.")
 	probeDurationDesc = checkerDesc("probe_duration_seconds",
 		"Duration of the latest probe of the checker, end to end.")
 	probeStatusCodeDesc = checkerDesc("probe_http_status_code",
@@ -64,7 +64,7 @@ func (c *checkerCollector) Collect(ch chan<- prometheus.Metric) {
 		labels := []string{st.Key.Namespace, st.Key.Name}
 		res := st.Outcome.Result
 		success := 0.0
-		if res.Success {
+		if Answered(res) {
 			success = 1
 		}
 		ch <- prometheus.MustNewConstMetric(probeSuccessDesc, prometheus.GaugeValue, success, labels...)

@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -103,7 +104,7 @@ func newRegistered(t *testing.T) (*metrics.Metrics, *fakeSources, *prometheus.Re
 }
 
 const checkerHeader = `
-# HELP webchecker_probe_success Whether the latest probe of the checker succeeded (1) or failed (0). Exported only by the replica that owns the checker, once it has probed it.
+# HELP webchecker_probe_success Whether the latest probe of the checker succeeded (1) or failed (0); a certificate that expires soon is no failure here (see probe_ssl_earliest_cert_expiry). Exported only by the replica that owns the checker, once it has probed it.
 # TYPE webchecker_probe_success gauge
 `
 
@@ -263,4 +264,32 @@ func TestRegisterTwiceFails(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "registering metrics")
 	assert.Error(t, metrics.New().Register(prometheus.NewRegistry(), nil, src))
+}
+
+// TestExpiringCertificateIsNoProbeFailure: a server that answers as
+// expected with a certificate that expires soon is up (probe_success 1);
+// its expiry is in probe_ssl_earliest_cert_expiry, for an alert of its own.
+func TestExpiringCertificateIsNoProbeFailure(t *testing.T) {
+	tests := map[string]struct {
+		res  probing.Result
+		want float64
+	}{
+		"succeeded":             {probing.Result{Success: true, Reason: probing.ReasonSucceeded, StatusCode: 200}, 1},
+		"certificate expiring":  {probing.Result{Reason: probing.ReasonCertificateExpiring, StatusCode: 200, CertificateExpiry: &certExpiry}, 1},
+		"unexpected status":     {probing.Result{Reason: probing.ReasonUnexpectedStatus, StatusCode: 500, CertificateExpiry: &certExpiry}, 0},
+		"TLS handshake refused": {probing.Result{Reason: probing.ReasonTLSError}, 0},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.want == 1, metrics.Answered(tc.res))
+			src := &fakeSources{
+				states: []scheduler.CheckState{state(keyA, tc.res, 0, 1)},
+				owned:  map[types.NamespacedName]bool{keyA: true},
+			}
+			reg := prometheus.NewPedanticRegistry()
+			require.NoError(t, metrics.New().Register(reg, src, src))
+			want := fmt.Sprintf("%swebchecker_probe_success{name=\"payments\",namespace=\"shop\"} %g\n", checkerHeader, tc.want)
+			assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "webchecker_probe_success"))
+		})
+	}
 }

@@ -214,7 +214,8 @@ func TestChartValues(t *testing.T) {
 			},
 		},
 		"PrometheusRule": {
-			values: map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true, "webCheckerDown": map[string]any{"for": "10m"}}}},
+			values: map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true, "webCheckerDown": map[string]any{"for": "10m"},
+				"certificateExpiring": map[string]any{"days": 7, "severity": "info"}}}},
 			check: func(t *testing.T, r rendered) {
 				rule := r.find("PrometheusRule", "webchecker")
 				require.NotNil(t, rule)
@@ -225,6 +226,11 @@ func TestChartValues(t *testing.T) {
 				assert.Equal(t, "max by (namespace, name) (max_over_time(webchecker_probe_success[1m])) == 0", alert["expr"])
 				assert.Equal(t, "10m", alert["for"])
 				assert.Equal(t, map[string]any{"severity": "warning"}, alert["labels"])
+				cert := groups[0].(map[string]any)["rules"].([]any)[1].(map[string]any)
+				assert.Equal(t, "WebCheckerCertificateExpiring", cert["alert"])
+				assert.Equal(t, "max by (namespace, name) (max_over_time(webchecker_probe_ssl_earliest_cert_expiry[1m])) - time() < 604800", cert["expr"])
+				assert.Equal(t, "15m", cert["for"])
+				assert.Equal(t, map[string]any{"severity": "info"}, cert["labels"])
 			},
 		},
 		"custom lease settings": {
@@ -480,6 +486,72 @@ tests:
             exp_annotations:
               summary: WebChecker shop/moved is down
               description: "Probes of WebChecker shop/moved have failed for 5m: kubectl describe webchecker -n shop moved"
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.yaml"), []byte(unitTest), 0o600))
+	for _, args := range [][]string{{"check", "rules", "rules.yaml"}, {"test", "rules", "test.yaml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		assert.NoError(t, err, "promtool %s:\n%s", strings.Join(args, " "), out)
+	}
+}
+
+// TestChartCertificateExpiringAlert checks the WebCheckerCertificateExpiring
+// alert with promtool: it fires for a checker whose certificate chain
+// expires within 14 days once `for` has passed, also across a move between
+// replicas, and not for a certificate that is renewed or far from expiry.
+func TestChartCertificateExpiringAlert(t *testing.T) {
+	promtool, err := exec.LookPath("promtool")
+	require.NoError(t, err, "promtool comes with Debian's prometheus package: make prometheus")
+	r := renderChart(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
+	rule := r.find("PrometheusRule", "webchecker")
+	require.NotNil(t, rule)
+	dir := t.TempDir()
+	rules, err := yaml.Marshal(rule.Object["spec"])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o600))
+	// Time starts at 0 in promtool: an expiry of 864960 is 10 days after
+	// 16m, when the alert is evaluated.
+	const unitTest = `
+rule_files: [rules.yaml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'webchecker_probe_ssl_earliest_cert_expiry{namespace="shop",name="payments"}'
+        values: '864960x20'
+      # 30 days out.
+      - series: 'webchecker_probe_ssl_earliest_cert_expiry{namespace="shop",name="catalog"}'
+        values: '2592000x20'
+      # Expiring, renewed after 5m.
+      - series: 'webchecker_probe_ssl_earliest_cert_expiry{namespace="shop",name="renewed"}'
+        values: '864960x5 31536000x15'
+      # Expiring all along, but moved from one replica to another after 2m.
+      - series: 'webchecker_probe_ssl_earliest_cert_expiry{namespace="shop",name="moved",instance="replica-a"}'
+        values: '864960 864960 864960'
+      - series: 'webchecker_probe_ssl_earliest_cert_expiry{namespace="shop",name="moved",instance="replica-b"}'
+        values: '_ _ _ 864960x17'
+      # Down: the server is up to WebCheckerDown, not to this alert.
+      - series: 'webchecker_probe_success{namespace="shop",name="payments"}'
+        values: '1x20'
+    alert_rule_test:
+      - eval_time: 14m
+        alertname: WebCheckerCertificateExpiring
+        exp_alerts: []
+      - eval_time: 16m
+        alertname: WebCheckerCertificateExpiring
+        exp_alerts:
+          - exp_labels: {severity: warning, namespace: shop, name: payments}
+            exp_annotations:
+              summary: The certificate of WebChecker shop/payments expires soon
+              description: "The certificate chain served to WebChecker shop/payments expires in 10d 0h 0m 0s, less than 14 days: kubectl describe webchecker -n shop payments"
+          - exp_labels: {severity: warning, namespace: shop, name: moved}
+            exp_annotations:
+              summary: The certificate of WebChecker shop/moved expires soon
+              description: "The certificate chain served to WebChecker shop/moved expires in 10d 0h 0m 0s, less than 14 days: kubectl describe webchecker -n shop moved"
+      - eval_time: 16m
+        alertname: WebCheckerDown
+        exp_alerts: []
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.yaml"), []byte(unitTest), 0o600))
 	for _, args := range [][]string{{"check", "rules", "rules.yaml"}, {"test", "rules", "test.yaml"}} {

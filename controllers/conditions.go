@@ -1,0 +1,196 @@
+package controllers
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers/metrics"
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/scheduler"
+)
+
+// The conditions of a WebChecker's status, computed from probe outcomes,
+// and the Events recorded when they change.
+
+// Event reasons recorded when the Ready condition changes.
+const (
+	// EventReasonProbeSucceeded (Normal): Ready turned True.
+	EventReasonProbeSucceeded = "ProbeSucceeded"
+	// EventReasonProbeFailed (Warning): Ready turned False.
+	EventReasonProbeFailed = "ProbeFailed"
+	// EventReasonFailureChanged (Warning): Ready stayed False, but the
+	// failure class (its reason) changed, say from DNSFailed to Timeout.
+	EventReasonFailureChanged = "ProbeFailureChanged"
+)
+
+// Event reasons recorded when the CertificateValid condition changes.
+const (
+	// EventReasonCertificateExpiringSoon (Warning): the certificate chain
+	// started to expire within the warning period.
+	EventReasonCertificateExpiringSoon = "CertificateExpiringSoon"
+	// EventReasonCertificateExpired (Warning): the certificate chain the
+	// server presents has expired (seen only when verification is skipped).
+	EventReasonCertificateExpired = "CertificateExpired"
+	// EventReasonCertificateRenewed (Normal): a certificate that was
+	// expiring or expired is valid beyond the warning period again.
+	EventReasonCertificateRenewed = "CertificateRenewed"
+)
+
+// readyCondition turns an outcome into the Ready condition. A server that
+// answers as expected is Ready even when its certificate expires soon: that
+// is the CertificateValid condition's business.
+func readyCondition(o *scheduler.Outcome) metav1.Condition {
+	c := metav1.Condition{
+		Type:               webcheckerv1alpha1.ConditionReady,
+		Status:             metav1.ConditionFalse,
+		Reason:             string(o.Result.Reason),
+		Message:            truncate(o.Result.Message, maxConditionMessage),
+		ObservedGeneration: o.Generation,
+		// Used only when the status changes: meta.SetStatusCondition keeps
+		// the previous transition time otherwise.
+		LastTransitionTime: metav1.NewTime(o.Time),
+	}
+	if metrics.Answered(o.Result) {
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, string(probing.ReasonSucceeded), probing.ReadyMessage
+	}
+	if c.Reason == "" {
+		c.Reason = string(probing.ReasonConnectionFailed)
+	}
+	return c
+}
+
+// nextReady is the Ready condition after the outcome o, the latest of a
+// streak of n probes with its verdict, given the stored condition (nil for
+// none) and the thresholds: Ready turns False only after
+// thresholds.Failure consecutive failures and True only after
+// thresholds.Success consecutive successes; until then the stored
+// condition stays, evaluated at o's generation. While its status stays,
+// its reason and message follow the latest outcome (a new failure class
+// shows at once). Before the first result (no condition, or Unknown) there
+// is no state to hold on to and the first outcome decides.
+func nextReady(stored *metav1.Condition, o *scheduler.Outcome, n int, thresholds Thresholds) metav1.Condition {
+	next := readyCondition(o)
+	if stored == nil || stored.Status == metav1.ConditionUnknown || stored.Status == next.Status {
+		return next
+	}
+	threshold := thresholds.Failure
+	if next.Status == metav1.ConditionTrue {
+		threshold = thresholds.Success
+	}
+	if n >= threshold {
+		return next
+	}
+	kept := *stored
+	kept.ObservedGeneration = o.Generation
+	return kept
+}
+
+// setCondition sets c in conditions as meta.SetStatusCondition does, but
+// never moves lastTransitionTime backwards: a transition stamped before
+// the stored one (clocks of two replicas differ) takes the stored time.
+func setCondition(conditions *[]metav1.Condition, c metav1.Condition) {
+	if old := meta.FindStatusCondition(*conditions, c.Type); old != nil && c.LastTransitionTime.Before(&old.LastTransitionTime) {
+		c.LastTransitionTime = old.LastTransitionTime
+	}
+	meta.SetStatusCondition(conditions, c)
+}
+
+// certificateCondition turns an outcome of a probe of target into the
+// CertificateValid condition: whether the chain the server presented is
+// valid for longer than target.CertExpiryWarning, judged at the time the
+// probe finished.
+func certificateCondition(o *scheduler.Outcome, target probing.Target) metav1.Condition {
+	c := metav1.Condition{
+		Type:               webcheckerv1alpha1.ConditionCertificateValid,
+		ObservedGeneration: o.Generation,
+		LastTransitionTime: metav1.NewTime(o.Time),
+	}
+	expiry := o.Result.CertificateExpiry
+	switch {
+	case expiry == nil && strings.HasPrefix(target.URL, "http://"):
+		c.Status, c.Reason = metav1.ConditionUnknown, webcheckerv1alpha1.ReasonCertificateNotApplicable
+		c.Message = "The latest probe used plain HTTP: there is no certificate"
+	case expiry == nil:
+		c.Status, c.Reason = metav1.ConditionUnknown, webcheckerv1alpha1.ReasonNoCertificate
+		c.Message = "The latest probe received no TLS response; the Ready condition says why"
+	case !expiry.After(o.Time):
+		c.Status, c.Reason = metav1.ConditionFalse, webcheckerv1alpha1.ReasonCertificateExpired
+		c.Message = fmt.Sprintf("The certificate chain expired at %s", expiry.UTC().Format(time.RFC3339))
+	case o.Result.Reason == probing.ReasonCertificateExpiring:
+		// The prober's own judgement, with its message naming the
+		// certificate.
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, webcheckerv1alpha1.ReasonCertificateExpiringSoon, o.Result.Message
+	case target.CertExpiryWarning > 0 && expiry.Sub(o.Time) < target.CertExpiryWarning:
+		// The probe failed for another reason, so the prober did not judge
+		// the expiry.
+		c.Status, c.Reason = metav1.ConditionFalse, webcheckerv1alpha1.ReasonCertificateExpiringSoon
+		c.Message = fmt.Sprintf("The certificate chain expires at %s, in less than %s", expiry.UTC().Format(time.RFC3339), target.CertExpiryWarning)
+	default:
+		c.Status, c.Reason = metav1.ConditionTrue, webcheckerv1alpha1.ReasonCertificateValid
+		c.Message = fmt.Sprintf("The certificate chain is valid until %s", expiry.UTC().Format(time.RFC3339))
+	}
+	c.Message = truncate(c.Message, maxConditionMessage)
+	return c
+}
+
+// recordReadyChange records an Event when the Ready condition changed from
+// before to after in its status or its reason: one when it turns True, one
+// when it turns False, and one on every change of failure class while it
+// stays False. Nothing is recorded while neither changes (a new message of
+// the same failure class included).
+func (r *WebCheckerReconciler) recordReadyChange(wc *webcheckerv1alpha1.WebChecker, before, after metav1.Condition) {
+	if before.Status == after.Status && before.Reason == after.Reason {
+		return
+	}
+	switch after.Status {
+	case metav1.ConditionTrue:
+		r.Recorder.Eventf(wc, nil, corev1.EventTypeNormal, EventReasonProbeSucceeded, "Probe", "%s", truncate(after.Message, maxEventNote))
+	case metav1.ConditionFalse:
+		if before.Status == metav1.ConditionFalse {
+			r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonFailureChanged, "Probe", "%s (was %s): %s",
+				after.Reason, before.Reason, truncate(after.Message, maxEventNote))
+			return
+		}
+		r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonProbeFailed, "Probe", "%s: %s", after.Reason, truncate(after.Message, maxEventNote))
+	}
+}
+
+// recordCertificateChange records an Event when the CertificateValid
+// condition changed its reason from before to after: a Warning when the
+// chain starts to expire soon or has expired, a Normal one when it is
+// valid again after either. Changes to and from Unknown (no certificate
+// seen) record nothing: the Ready condition tells that story.
+func (r *WebCheckerReconciler) recordCertificateChange(wc *webcheckerv1alpha1.WebChecker, before, after metav1.Condition) {
+	if before.Reason == after.Reason {
+		return
+	}
+	switch after.Reason {
+	case webcheckerv1alpha1.ReasonCertificateExpiringSoon:
+		r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonCertificateExpiringSoon, "Probe", "%s", truncate(after.Message, maxEventNote))
+	case webcheckerv1alpha1.ReasonCertificateExpired:
+		r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonCertificateExpired, "Probe", "%s", truncate(after.Message, maxEventNote))
+	case webcheckerv1alpha1.ReasonCertificateValid:
+		if before.Status == metav1.ConditionFalse {
+			r.Recorder.Eventf(wc, nil, corev1.EventTypeNormal, EventReasonCertificateRenewed, "Probe", "%s", truncate(after.Message, maxEventNote))
+		}
+	}
+}
+
+// conditionOf returns a copy of the condition of type t in conditions, or
+// the zero condition when there is none.
+func conditionOf(conditions []metav1.Condition, t string) metav1.Condition {
+	if c := meta.FindStatusCondition(conditions, t); c != nil {
+		return *c
+	}
+	return metav1.Condition{}
+}
+
+func readyStatus(conditions []metav1.Condition) metav1.ConditionStatus {
+	return conditionOf(conditions, webcheckerv1alpha1.ConditionReady).Status
+}

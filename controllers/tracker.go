@@ -1,0 +1,221 @@
+package controllers
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/networkio/webchecker/controllers/metrics"
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/scheduler"
+)
+
+// Tracker keeps, in memory, what the reconciler must remember about each
+// checker between probes, and never writes it to the status (that would
+// be a write per probe):
+//
+//   - the streak: how many consecutive probes of the current generation
+//     had the same verdict (answered or not), for spec.failureThreshold and
+//     spec.successThreshold. The scheduler notifies only a changed outcome,
+//     so the Tracker, as the scheduler's Observer, sees every probe and
+//     asks for a reconcile when a streak reaches its threshold;
+//   - which outcome was held when another replica was found to have
+//     written the status since (a take-over): that outcome is older than
+//     what the status says and is never written.
+//
+// Run it with Start (it delivers the reconcile requests) and give it to the
+// scheduler as an Observer (see Observers). It is safe for concurrent use.
+type Tracker struct {
+	notify func(ctx context.Context, key types.NamespacedName)
+
+	mu       sync.Mutex
+	checkers map[types.NamespacedName]*tracked
+	pending  map[types.NamespacedName]struct{}
+	wake     chan struct{}
+}
+
+// tracked is what the Tracker knows of one checker.
+type tracked struct {
+	generation int64
+	thresholds Thresholds
+	// answered is the verdict of the current streak, n its length.
+	answered bool
+	n        int
+	// stale, when set, is the time of the outcome held at the last
+	// take-over: that outcome is never written.
+	stale time.Time
+	// awaitingFresh asks for a reconcile at the first probe after a
+	// take-over, which the scheduler does not notify when its outcome is
+	// the same as the stale one.
+	awaitingFresh bool
+	// foreignRV is the resourceVersion of the latest copy found written by
+	// another replica; wroteFromRV the one this replica's latest status
+	// patch replaced. A copy with either was taken into account already.
+	foreignRV, wroteFromRV string
+}
+
+var _ scheduler.Observer = (*Tracker)(nil)
+
+// NewTracker returns a Tracker that asks for reconciles with notify (a
+// Trigger's Notify).
+func NewTracker(notify func(ctx context.Context, key types.NamespacedName)) *Tracker {
+	return &Tracker{
+		notify:   notify,
+		checkers: map[types.NamespacedName]*tracked{},
+		pending:  map[types.NamespacedName]struct{}{},
+		wake:     make(chan struct{}, 1),
+	}
+}
+
+// ProbeStarted implements scheduler.Observer; it does nothing.
+func (t *Tracker) ProbeStarted(types.NamespacedName, time.Duration) {}
+
+// ProbeFinished implements scheduler.Observer: it extends or restarts the
+// checker's streak, and asks for a reconcile when the streak reaches its
+// threshold (the scheduler already notified its first probe, a change)
+// or when it is the first probe after a take-over. Probes of checkers the
+// reconciler does not track are ignored. It never blocks.
+func (t *Tracker) ProbeFinished(key types.NamespacedName, res probing.Result) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.checkers[key]
+	if c == nil {
+		return
+	}
+	answered := metrics.Answered(res)
+	if c.n > 0 && c.answered == answered {
+		c.n++
+	} else {
+		c.answered, c.n = answered, 1
+	}
+	threshold := c.thresholds.Failure
+	if answered {
+		threshold = c.thresholds.Success
+	}
+	if (c.n == threshold && threshold > 1) || c.awaitingFresh {
+		c.awaitingFresh = false
+		t.pending[key] = struct{}{}
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// track starts tracking the checker at generation with thresholds, or
+// updates its thresholds; a new generation starts a new streak. Call it
+// after the check is upserted into the scheduler: the scheduler never
+// reports a probe of an older generation after that.
+func (t *Tracker) track(key types.NamespacedName, generation int64, thresholds Thresholds) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.checkers[key]
+	if c == nil || c.generation != generation {
+		c = &tracked{generation: generation}
+		t.checkers[key] = c
+	}
+	c.thresholds = thresholds
+}
+
+// forget stops tracking the checker (deleted, or no longer owned).
+func (t *Tracker) forget(key types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	delete(t.checkers, key)
+}
+
+// foreignStatus is called when the stored status of the checker, at
+// resourceVersion rv, names another replica: someone else wrote it after
+// this replica's outcomes, or never this replica. Unless that copy was
+// seen already, or is the one this replica's own latest patch replaced
+// (the cache lags), the streak starts over from the stored condition, and
+// held (the outcome the scheduler holds now, nil for none) is stale.
+func (t *Tracker) foreignStatus(key types.NamespacedName, rv string, held *scheduler.Outcome) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.checkers[key]
+	if c == nil || rv == c.foreignRV || rv == c.wroteFromRV {
+		return
+	}
+	c.foreignRV, c.n = rv, 0
+	if held != nil {
+		c.stale, c.awaitingFresh = held.Time, true
+	}
+}
+
+// wrote records that this replica patched the checker's status, replacing
+// the copy at resourceVersion rv.
+func (t *Tracker) wrote(key types.NamespacedName, rv string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.checkers[key]; c != nil {
+		c.wroteFromRV = rv
+	}
+}
+
+// streak returns how many consecutive probes, o's included, reached o's
+// verdict, and whether o is stale (held at a take-over). The latest
+// outcome always counts as one: a probe the Tracker has not seen yet (it
+// is told right after the outcome is stored) is not lost.
+func (t *Tracker) streak(o *scheduler.Outcome) (n int, stale bool) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.checkers[o.Key]
+	if c == nil {
+		return 1, false
+	}
+	if !c.stale.IsZero() && !o.Time.After(c.stale) {
+		return 0, true
+	}
+	if c.n == 0 || c.answered != metrics.Answered(o.Result) {
+		return 1, false
+	}
+	return c.n, false
+}
+
+// NeedLeaderElection returns false: every replica tracks the checkers it
+// owns.
+func (t *Tracker) NeedLeaderElection() bool { return false }
+
+// Start delivers the reconcile requests of ProbeFinished until ctx is done;
+// it implements controller-runtime's manager.Runnable.
+func (t *Tracker) Start(ctx context.Context) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.wake:
+		}
+		t.mu.Lock()
+		keys := make([]types.NamespacedName, 0, len(t.pending))
+		for key := range t.pending {
+			keys = append(keys, key)
+		}
+		clear(t.pending)
+		t.mu.Unlock()
+		for _, key := range keys {
+			t.notify(ctx, key)
+		}
+	}
+}
+
+// Observers tells every one of its Observers about every probe, in order.
+type Observers []scheduler.Observer
+
+var _ scheduler.Observer = Observers(nil)
+
+// ProbeStarted implements scheduler.Observer.
+func (os Observers) ProbeStarted(key types.NamespacedName, lag time.Duration) {
+	for _, o := range os {
+		o.ProbeStarted(key, lag)
+	}
+}
+
+// ProbeFinished implements scheduler.Observer.
+func (os Observers) ProbeFinished(key types.NamespacedName, res probing.Result) {
+	for _, o := range os {
+		o.ProbeFinished(key, res)
+	}
+}
