@@ -150,14 +150,13 @@ func (r *WebCheckerReconciler) recordReadyChange(wc *webcheckerv1alpha1.WebCheck
 	}
 	switch after.Status {
 	case metav1.ConditionTrue:
-		r.Recorder.Eventf(wc, nil, corev1.EventTypeNormal, EventReasonProbeSucceeded, "Probe", "%s", truncate(after.Message, maxEventNote))
+		r.event(wc, corev1.EventTypeNormal, EventReasonProbeSucceeded, "%s", after.Message)
 	case metav1.ConditionFalse:
 		if before.Status == metav1.ConditionFalse {
-			r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonFailureChanged, "Probe", "%s (was %s): %s",
-				after.Reason, before.Reason, truncate(after.Message, maxEventNote))
+			r.event(wc, corev1.EventTypeWarning, EventReasonFailureChanged, "%s (was %s): %s", after.Reason, before.Reason, after.Message)
 			return
 		}
-		r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonProbeFailed, "Probe", "%s: %s", after.Reason, truncate(after.Message, maxEventNote))
+		r.event(wc, corev1.EventTypeWarning, EventReasonProbeFailed, "%s: %s", after.Reason, after.Message)
 	}
 }
 
@@ -172,14 +171,20 @@ func (r *WebCheckerReconciler) recordCertificateChange(wc *webcheckerv1alpha1.We
 	}
 	switch after.Reason {
 	case webcheckerv1alpha1.ReasonCertificateExpiringSoon:
-		r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonCertificateExpiringSoon, "Probe", "%s", truncate(after.Message, maxEventNote))
+		r.event(wc, corev1.EventTypeWarning, EventReasonCertificateExpiringSoon, "%s", after.Message)
 	case webcheckerv1alpha1.ReasonCertificateExpired:
-		r.Recorder.Eventf(wc, nil, corev1.EventTypeWarning, EventReasonCertificateExpired, "Probe", "%s", truncate(after.Message, maxEventNote))
+		r.event(wc, corev1.EventTypeWarning, EventReasonCertificateExpired, "%s", after.Message)
 	case webcheckerv1alpha1.ReasonCertificateValid:
 		if before.Status == metav1.ConditionFalse {
-			r.Recorder.Eventf(wc, nil, corev1.EventTypeNormal, EventReasonCertificateRenewed, "Probe", "%s", truncate(after.Message, maxEventNote))
+			r.event(wc, corev1.EventTypeNormal, EventReasonCertificateRenewed, "%s", after.Message)
 		}
 	}
+}
+
+// event records an Event about wc whose note, format applied to args, is
+// bounded to what the API accepts.
+func (r *WebCheckerReconciler) event(wc *webcheckerv1alpha1.WebChecker, eventType, reason, format string, args ...any) {
+	r.Recorder.Eventf(wc, nil, eventType, reason, "Probe", "%s", truncate(fmt.Sprintf(format, args...), maxEventNote))
 }
 
 // conditionOf returns a copy of the condition of type t in conditions, or

@@ -1,0 +1,134 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers/metrics"
+)
+
+// handleWriteError retries conflicts quietly after a short delay (the next
+// attempt re-reads the object) and returns other errors for backoff.
+func (r *WebCheckerReconciler) handleWriteError(ctx context.Context, err error) (ctrl.Result, error) {
+	if apierrors.IsConflict(err) {
+		logf.FromContext(ctx).V(1).Info("Status patch conflicted, retrying after re-reading")
+		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
+	}
+	if apierrors.IsNotFound(err) {
+		return ctrl.Result{}, nil
+	}
+	if ctx.Err() != nil {
+		// Shutting down: the write was cut short, the next owner redoes it.
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, err
+}
+
+// writeStatus computes the desired status from the newest outcome of the
+// current generation (nil when there is none yet) under p and patches it
+// when it differs from the stored one. Without an outcome it writes only
+// the Pending condition of a checker that has none: never a status of a
+// checker taken over before this replica has probed it.
+func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, latest *reported, p plan) error {
+	desired := wc.Status.DeepCopy()
+	switch {
+	case latest != nil:
+		desired.Shard = r.Ownership.ShardID()
+		desired.ObservedGeneration = latest.Generation
+		desired.HTTPStatusCode = int32(latest.Result.StatusCode)
+		desired.CertificateExpiry = nil
+		if expiry := latest.Result.CertificateExpiry; expiry != nil {
+			desired.CertificateExpiry = &metav1.Time{Time: expiry.UTC().Truncate(time.Second)}
+		}
+		stored := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady)
+		setCondition(&desired.Conditions, nextReady(stored, &latest.Outcome, latest.streak, p.thresholds))
+		if p.check != nil {
+			setCondition(&desired.Conditions, certificateCondition(&latest.Outcome, p.check.Target))
+		}
+	case meta.FindStatusCondition(desired.Conditions, webcheckerv1alpha1.ConditionReady) == nil:
+		desired.Shard = r.Ownership.ShardID()
+		desired.ObservedGeneration = wc.Generation
+		meta.SetStatusCondition(&desired.Conditions, metav1.Condition{
+			Type:               webcheckerv1alpha1.ConditionReady,
+			Status:             metav1.ConditionUnknown,
+			Reason:             webcheckerv1alpha1.ReasonPending,
+			Message:            pendingMessage,
+			ObservedGeneration: wc.Generation,
+			LastTransitionTime: metav1.NewTime(r.now()),
+		})
+	}
+	if equality.Semantic.DeepEqual(&wc.Status, desired) {
+		return nil
+	}
+
+	// Ownership may have moved since Reconcile looked (a ring change, or
+	// this replica fenced itself): never write a status we do not own.
+	if !r.Ownership.Owns(client.ObjectKeyFromObject(wc)) {
+		return nil
+	}
+	before := wc.Status.DeepCopy()
+	base := wc.DeepCopy()
+	wc.Status = *desired
+	// The optimistic lock makes the patch fail with a conflict when the
+	// object changed since we read it: a status is never overwritten
+	// blindly, and the retry starts from a fresh read.
+	patch := client.MergeFromWithOptions(base, client.MergeFromWithOptimisticLock{})
+	err := r.Client.Status().Patch(ctx, wc, patch)
+	if ctx.Err() == nil { // a write cut short by shutdown is no result
+		r.countWrite(err)
+	}
+	if err != nil {
+		return fmt.Errorf("patching WebChecker status: %w", err)
+	}
+	if r.Tracker != nil {
+		r.Tracker.wrote(client.ObjectKeyFromObject(wc), base.ResourceVersion)
+	}
+	logf.FromContext(ctx).V(1).Info("Status updated", "ready", readyStatus(desired.Conditions), "httpStatusCode", desired.HTTPStatusCode)
+
+	if latest != nil {
+		r.recordReadyChange(wc, conditionOf(before.Conditions, webcheckerv1alpha1.ConditionReady), conditionOf(desired.Conditions, webcheckerv1alpha1.ConditionReady))
+		r.recordCertificateChange(wc, conditionOf(before.Conditions, webcheckerv1alpha1.ConditionCertificateValid), conditionOf(desired.Conditions, webcheckerv1alpha1.ConditionCertificateValid))
+	}
+	return nil
+}
+
+// countWrite counts a status patch that returned err.
+func (r *WebCheckerReconciler) countWrite(err error) {
+	if r.Metrics == nil {
+		return
+	}
+	switch {
+	case err == nil:
+		r.Metrics.StatusWritten(metrics.WriteSucceeded)
+	case apierrors.IsConflict(err):
+		r.Metrics.StatusWritten(metrics.WriteConflict)
+	default:
+		r.Metrics.StatusWritten(metrics.WriteFailed)
+	}
+}
+
+// truncate returns s as valid UTF-8 of at most n bytes: invalid bytes become
+// U+FFFD, and a longer text is cut at a rune boundary and ends in "...".
+func truncate(s string, n int) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
