@@ -10,7 +10,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
@@ -56,7 +55,7 @@ func readyCondition(o *scheduler.Outcome) metav1.Condition {
 		// the previous transition time otherwise.
 		LastTransitionTime: metav1.NewTime(o.Time),
 	}
-	if metrics.Answered(o.Result) {
+	if o.Result.Success {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, string(probing.ReasonSucceeded), probing.ReadyMessage
 	}
 	if c.Reason == "" {
@@ -122,10 +121,10 @@ func certificateCondition(o *scheduler.Outcome, target probing.Target) metav1.Co
 	case !expiry.After(o.Time):
 		c.Status, c.Reason = metav1.ConditionFalse, webcheckerv1alpha1.ReasonCertificateExpired
 		c.Message = fmt.Sprintf("The certificate chain expired at %s", expiry.UTC().Format(time.RFC3339))
-	case o.Result.Reason == probing.ReasonCertificateExpiring:
+	case o.Result.CertificateWarning != "":
 		// The prober's own judgement, with its message naming the
 		// certificate.
-		c.Status, c.Reason, c.Message = metav1.ConditionFalse, webcheckerv1alpha1.ReasonCertificateExpiringSoon, o.Result.Message
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, webcheckerv1alpha1.ReasonCertificateExpiringSoon, o.Result.CertificateWarning
 	case target.CertExpiryWarning > 0 && expiry.Sub(o.Time) < target.CertExpiryWarning:
 		// The probe failed for another reason, so the prober did not judge
 		// the expiry.

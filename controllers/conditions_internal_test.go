@@ -20,7 +20,7 @@ var (
 	t0       = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	probed   = t0.Add(time.Hour)
 	answered = probing.Result{Success: true, Reason: probing.ReasonSucceeded, Message: probing.ReadyMessage, StatusCode: 200}
-	expiring = probing.Result{Reason: probing.ReasonCertificateExpiring, Message: "expires soon", StatusCode: 200}
+	expiring = probing.Result{Success: true, Reason: probing.ReasonSucceeded, Message: probing.ReadyMessage, StatusCode: 200, CertificateWarning: "expires soon"}
 	timedOut = probing.Result{Reason: probing.ReasonTimeout, Message: "timed out"}
 	refused  = probing.Result{Reason: probing.ReasonConnectionFailed, Message: "refused"}
 )

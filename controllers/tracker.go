@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
@@ -84,7 +83,7 @@ func (t *Tracker) ProbeFinished(key types.NamespacedName, res probing.Result) {
 	if c == nil {
 		return
 	}
-	answered := metrics.Answered(res)
+	answered := res.Success
 	if c.n > 0 && c.answered == answered {
 		c.n++
 	} else {
@@ -169,7 +168,7 @@ func (t *Tracker) streak(o *scheduler.Outcome) (n int, stale bool) {
 	if !c.stale.IsZero() && !o.Time.After(c.stale) {
 		return 0, true
 	}
-	if c.n == 0 || c.answered != metrics.Answered(o.Result) {
+	if c.n == 0 || c.answered != o.Result.Success {
 		return 1, false
 	}
 	return c.n, false

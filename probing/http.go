@@ -337,11 +337,8 @@ func judge(t Target, resp *http.Response, body []byte) Result {
 	case t.BodyMatch != nil && t.BodyMatch.Regexp.Match(body) == t.BodyMatch.Invert:
 		res.Reason, res.Message = ReasonBodyMismatch, bodyMismatchMessage(t.BodyMatch)
 	default:
-		if msg := certificateExpiring(cert, t.CertExpiryWarning, time.Now()); msg != "" {
-			res.Reason, res.Message = ReasonCertificateExpiring, msg
-			break
-		}
 		res.Success, res.Reason, res.Message = true, ReasonSucceeded, ReadyMessage
+		res.CertificateWarning = BoundMessage(certificateExpiring(cert, t.CertExpiryWarning, time.Now()))
 	}
 	return res
 }

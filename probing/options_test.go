@@ -221,14 +221,16 @@ func TestHTTPProberCertificateExpiry(t *testing.T) {
 		wantReason  probing.Reason
 		wantMessage string
 		wantExpiry  time.Time
+		// wantWarning is the CertificateWarning of a successful probe.
+		wantWarning string
 	}{
-		"expires within the warning": {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, fortnight, probing.ReasonCertificateExpiring,
-			fmt.Sprintf(`certificate "soon.test" expires at %s, in less than 336h0m0s`, soon.X509.NotAfter.UTC().Format(time.RFC3339)), soon.X509.NotAfter},
-		"expires after the warning": {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, 24 * time.Hour, probing.ReasonSucceeded, probing.ReadyMessage, soon.X509.NotAfter},
-		"warning off":               {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, 0, probing.ReasonSucceeded, probing.ReadyMessage, soon.X509.NotAfter},
-		"expired, verified":         {expiredSrv.URL, probing.TLSOptions{RootCAs: expired.PEM}, fortnight, probing.ReasonTLSError, "certificate has expired", time.Time{}},
-		"expired, not verified": {expiredSrv.URL, probing.TLSOptions{InsecureSkipVerify: true}, fortnight, probing.ReasonCertificateExpiring,
-			fmt.Sprintf(`certificate "expired.test" expired at %s`, expired.X509.NotAfter.UTC().Format(time.RFC3339)), expired.X509.NotAfter},
+		"expires within the warning: a success with a warning": {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, fortnight, probing.ReasonSucceeded, probing.ReadyMessage, soon.X509.NotAfter,
+			fmt.Sprintf(`certificate "soon.test" expires at %s, in less than 336h0m0s`, soon.X509.NotAfter.UTC().Format(time.RFC3339))},
+		"expires after the warning": {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, 24 * time.Hour, probing.ReasonSucceeded, probing.ReadyMessage, soon.X509.NotAfter, ""},
+		"warning off":               {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, 0, probing.ReasonSucceeded, probing.ReadyMessage, soon.X509.NotAfter, ""},
+		"expired, verified":         {expiredSrv.URL, probing.TLSOptions{RootCAs: expired.PEM}, fortnight, probing.ReasonTLSError, "certificate has expired", time.Time{}, ""},
+		"expired, not verified: a success with a warning": {expiredSrv.URL, probing.TLSOptions{InsecureSkipVerify: true}, fortnight, probing.ReasonSucceeded, probing.ReadyMessage, expired.X509.NotAfter,
+			fmt.Sprintf(`certificate "expired.test" expired at %s`, expired.X509.NotAfter.UTC().Format(time.RFC3339))},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -237,6 +239,8 @@ func TestHTTPProberCertificateExpiry(t *testing.T) {
 			first := prober.Probe(t.Context(), target)
 			assert.Equal(t, tc.wantReason, first.Reason, "%+v", first)
 			assert.Contains(t, first.Message, tc.wantMessage)
+			assert.Equal(t, tc.wantWarning, first.CertificateWarning)
+			assert.Equal(t, tc.wantReason == probing.ReasonSucceeded, first.Success)
 			if tc.wantExpiry.IsZero() {
 				assert.Nil(t, first.CertificateExpiry)
 			} else {

@@ -41,11 +41,6 @@ const (
 	// ReasonBodyMismatch means the response body did not match the body
 	// check (or, inverted, matched it).
 	ReasonBodyMismatch Reason = "BodyMismatch"
-	// ReasonCertificateExpiring means the probe succeeded, but the
-	// certificate chain expires (Result.CertificateExpiry) sooner than the
-	// target's warning period (or already has, when verification is
-	// skipped).
-	ReasonCertificateExpiring Reason = "CertificateExpiring"
 	// ReasonEgressDenied means the egress policy refused to connect to the
 	// address the target (or a redirect) resolved to.
 	ReasonEgressDenied Reason = "EgressDenied"
@@ -64,14 +59,15 @@ const ReadyMessage = "WebChecker is ready"
 
 // Result is the outcome of one probe.
 type Result struct {
-	// Success is true when every check passed: the status code, the body
-	// match and the certificate expiry (see ReasonSucceeded).
+	// Success is true when the server answered as expected: the status
+	// code and the body match passed (see ReasonSucceeded). A certificate
+	// that expires soon does not fail a probe: see CertificateWarning.
 	Success bool
 	// Reason classifies the outcome: ReasonSucceeded when Success is true;
 	// otherwise one of ReasonDNSFailed, ReasonConnectionFailed,
 	// ReasonTimeout, ReasonTLSError, ReasonUnexpectedStatus,
-	// ReasonTooManyRedirects, ReasonInvalidTarget, ReasonBodyMismatch,
-	// ReasonCertificateExpiring or ReasonEgressDenied from a Prober, or
+	// ReasonTooManyRedirects, ReasonInvalidTarget, ReasonBodyMismatch or
+	// ReasonEgressDenied from a Prober, or
 	// ReasonSecretUnavailable or ReasonSecretAccessDisabled from a caller
 	// that did not probe.
 	Reason Reason
@@ -97,6 +93,12 @@ type Result struct {
 	// certificate. It backs status.certificateExpiry and the
 	// probe_ssl_earliest_cert_expiry metric.
 	CertificateExpiry *time.Time
+	// CertificateWarning, when not empty, says which certificate of the
+	// chain expires sooner than the target's CertExpiryWarning (or has
+	// expired, when verification is skipped), and when. It is set only on
+	// a successful probe, which it does not fail: the server answers, and
+	// certificate validity is judged on its own.
+	CertificateWarning string
 	// Phases is how long each phase of the HTTP exchange took; phases that
 	// did not happen are absent. Nil when the prober does not measure
 	// phases. Like Duration, it is not part of the outcome (SameOutcome).
@@ -107,7 +109,7 @@ type Result struct {
 // ignoring how long the probes took.
 func (r Result) SameOutcome(o Result) bool {
 	return r.Success == o.Success && r.Reason == o.Reason && r.Message == o.Message && r.StatusCode == o.StatusCode &&
-		sameTime(r.CertificateExpiry, o.CertificateExpiry)
+		sameTime(r.CertificateExpiry, o.CertificateExpiry) && r.CertificateWarning == o.CertificateWarning
 }
 
 func sameTime(a, b *time.Time) bool {

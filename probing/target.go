@@ -41,10 +41,10 @@ type Target struct {
 	BearerToken Secret
 	// TLS configures the TLS client.
 	TLS TLSOptions
-	// CertExpiryWarning makes a successful https probe fail with
-	// ReasonCertificateExpiring when the chain expires
+	// CertExpiryWarning makes a successful https probe report a
+	// Result.CertificateWarning when the chain expires
 	// (Result.CertificateExpiry) sooner than this. Zero (or less) turns the
-	// check off.
+	// warning off.
 	CertExpiryWarning time.Duration
 	// IPFamily restricts the addresses connected to; IPFamilyAny uses both.
 	IPFamily IPFamily

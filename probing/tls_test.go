@@ -65,7 +65,7 @@ func TestHTTPProberCertificateExpiryFromVerifiedChain(t *testing.T) {
 		tls         probing.TLSOptions
 		wantExpiry  time.Time
 		wantReason  probing.Reason
-		wantMessage string
+		wantWarning string
 	}{
 		"an extra expired cross-sign, not needed for verification, does not count": {
 			chain:      probetest.Chain(server, inter, expiredCross),
@@ -80,8 +80,8 @@ func TestHTTPProberCertificateExpiryFromVerifiedChain(t *testing.T) {
 		"the chain's earliest expiry, an intermediate's": {
 			chain:      probetest.Chain(shortServer, shortInter),
 			tls:        probing.TLSOptions{RootCAs: root.PEM},
-			wantExpiry: shortInter.X509.NotAfter, wantReason: probing.ReasonCertificateExpiring,
-			wantMessage: fmt.Sprintf(`certificate "short-intermediate.test" expires at %s, in less than 720h0m0s`,
+			wantExpiry: shortInter.X509.NotAfter, wantReason: probing.ReasonSucceeded,
+			wantWarning: fmt.Sprintf(`certificate "short-intermediate.test" expires at %s, in less than 720h0m0s`,
 				shortInter.X509.NotAfter.UTC().Format(time.RFC3339)),
 		},
 		"insecureSkipVerify: the leaf": {
@@ -98,9 +98,7 @@ func TestHTTPProberCertificateExpiryFromVerifiedChain(t *testing.T) {
 			res := prober.Probe(t.Context(), probing.Target{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout,
 				TLS: tc.tls, CertExpiryWarning: month})
 			assert.Equal(t, tc.wantReason, res.Reason, "%+v", res)
-			if tc.wantMessage != "" {
-				assert.Equal(t, tc.wantMessage, res.Message)
-			}
+			assert.Equal(t, tc.wantWarning, res.CertificateWarning)
 			require.NotNil(t, res.CertificateExpiry, "%+v", res)
 			assert.True(t, res.CertificateExpiry.Equal(tc.wantExpiry), "expiry %s, want %s", res.CertificateExpiry, tc.wantExpiry)
 		})

@@ -62,7 +62,9 @@ func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
 		ConnectStart: func(string, string) {
 			t.mu.Lock()
 			if t.connectStart.IsZero() {
-				t.connectStart = time.Now()
+				now := time.Now()
+				t.closeTransferLocked(now) // the previous hop of a redirect chain
+				t.connectStart = now
 			}
 			t.mu.Unlock()
 		},
@@ -89,9 +91,14 @@ func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
 	}
 }
 
+// start starts a phase of connection set-up. A redirect's next hop sets up
+// its own connection after the previous response was read, so the
+// previous hop's transfer ends here: phases never overlap.
 func (t *phaseTracer) start(at *time.Time) {
 	t.mu.Lock()
-	*at = time.Now()
+	now := time.Now()
+	t.closeTransferLocked(now)
+	*at = now
 	t.mu.Unlock()
 }
 

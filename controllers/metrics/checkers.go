@@ -64,7 +64,7 @@ func (c *checkerCollector) Collect(ch chan<- prometheus.Metric) {
 		labels := []string{st.Key.Namespace, st.Key.Name}
 		res := st.Outcome.Result
 		success := 0.0
-		if Answered(res) {
+		if res.Success {
 			success = 1
 		}
 		ch <- prometheus.MustNewConstMetric(probeSuccessDesc, prometheus.GaugeValue, success, labels...)

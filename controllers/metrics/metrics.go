@@ -99,19 +99,9 @@ func (m *Metrics) ProbeStarted(_ types.NamespacedName, lag time.Duration) {
 	m.schedulerLag.Observe(lag.Seconds())
 }
 
-// Answered reports whether a probe's server answered as expected: the
-// probe succeeded, or it would have but for a certificate that expires
-// within the warning period. It is what webchecker_probe_success and the
-// Ready condition say; the certificate's expiry has a condition and a
-// metric of its own, so that an expiring certificate does not look like a
-// server that is down.
-func Answered(res probing.Result) bool {
-	return res.Success || res.Reason == probing.ReasonCertificateExpiring
-}
-
 // ProbeFinished observes the probe's latency and phases.
 func (m *Metrics) ProbeFinished(_ types.NamespacedName, res probing.Result) {
-	m.probeLatency.WithLabelValues(resultLabel(Answered(res))).Observe(res.Duration.Seconds())
+	m.probeLatency.WithLabelValues(resultLabel(res.Success)).Observe(res.Duration.Seconds())
 	for phase, d := range res.Phases {
 		m.probePhase.WithLabelValues(string(phase)).Observe(d.Seconds())
 	}
