@@ -69,11 +69,14 @@ func runSuite(m *testing.M, cp *framework.ControlPlane) int {
 	dns, err = probetest.NewDNSServer(map[string][]net.IP{
 		"target.test": {net.IPv4(127, 0, 0, 1)},
 		"denied.test": {net.ParseIP(deniedAddr)},
+		// Two loopback addresses in turn, as round-robin DNS answers.
+		"round-robin.test": {net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 3)},
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	dns.Rotate(true) // only names with several addresses change order
 	defer dns.Close()
 
 	scheme, err := framework.NewScheme()

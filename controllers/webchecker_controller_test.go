@@ -329,6 +329,30 @@ func TestDNSFailureUsesTheLoopbackResolver(t *testing.T) {
 	assert.Zero(t, got.Status.HTTPStatusCode)
 }
 
+// TestRoundRobinFailureWritesOnce probes a name whose DNS answers rotate
+// between two closed addresses: every probe dials another address first,
+// yet the failure is the same, so the status is written once.
+func TestRoundRobinFailureWritesOnce(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	_, port, err := net.SplitHostPort(closed.Addr().String())
+	require.NoError(t, err)
+	require.NoError(t, closed.Close()) // nothing listens on the port, on either address
+
+	wc := newChecker(ns, "round-robin", "http://round-robin.test:"+port, "/")
+	require.NoError(t, k8sClient.Create(context.Background(), wc))
+	key := client.ObjectKeyFromObject(wc)
+	failed := waitReady(t, key, metav1.ConditionFalse, "ConnectionFailed", 3*time.Second)
+	assert.Contains(t, ready(failed).Message, "round-robin.test:"+port, "the message names what the user wrote")
+
+	failures := func() float64 { return checkerSeries(t, "webchecker_probes_total", key)["result=failure"] }
+	seen := failures()
+	require.Eventually(t, func() bool { return failures() >= seen+4 }, 4*interval+5*time.Second, poll, "four more probes")
+	assert.Equal(t, failed.ResourceVersion, getChecker(t, key).ResourceVersion, "the status was rewritten as the DNS answer rotated")
+}
+
 // TestSampleManifestsApplyUnchanged applies config/samples exactly as
 // shipped. No network is reachable from the tests, and the prober resolves
 // through the loopback stub, so both end DNSFailed here.
