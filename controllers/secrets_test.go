@@ -334,3 +334,43 @@ func TestEgressDenied(t *testing.T) {
 	}
 	assert.Zero(t, hits.Load(), "the denied server was reached")
 }
+
+// TestRenewedCertificateIsSeen rotates the certificate a target serves:
+// every probe shakes hands anew, so status.certificateExpiry and the
+// expiry metric follow within an interval (with connections kept alive,
+// they stayed at the first handshake's value).
+func TestRenewedCertificateIsSeen(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	now := time.Now()
+	old := probetest.NewCertificate(t, "rotating.test", now.Add(-time.Hour), now.Add(30*24*time.Hour))
+	renewed := probetest.NewCertificate(t, "rotating.test", now.Add(-time.Minute), now.Add(90*24*time.Hour))
+	var serving atomic.Pointer[tls.Certificate]
+	serving.Store(&old.TLS)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+	// GetCertificate is not asked without SNI (probes of an IP send none).
+	srv.TLS = &tls.Config{GetConfigForClient: func(*tls.ClientHelloInfo) (*tls.Config, error) {
+		return &tls.Config{Certificates: []tls.Certificate{*serving.Load()}}, nil
+	}}
+	srv.StartTLS()
+	t.Cleanup(srv.Close)
+
+	wc := newChecker(ns, "rotating", srv.URL, "/")
+	wc.Spec.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true} // the leaf's expiry counts
+	require.NoError(t, k8sClient.Create(context.Background(), wc))
+	key := client.ObjectKeyFromObject(wc)
+	expiryIs := func(want time.Time) func(c *assert.CollectT) {
+		return func(c *assert.CollectT) {
+			got := getChecker(t, key).Status.CertificateExpiry
+			if assert.NotNil(c, got, "status.certificateExpiry") {
+				assert.Equal(c, want.UTC(), got.Time.UTC(), "status.certificateExpiry")
+			}
+			metric := checkerSeries(t, "webchecker_probe_ssl_earliest_cert_expiry", key)
+			assert.Equal(c, map[string]float64{"": float64(want.Unix())}, metric, "webchecker_probe_ssl_earliest_cert_expiry")
+		}
+	}
+	require.EventuallyWithT(t, expiryIs(old.X509.NotAfter), 3*interval+2*time.Second, poll, "the first certificate's expiry")
+
+	serving.Store(&renewed.TLS)
+	require.EventuallyWithT(t, expiryIs(renewed.X509.NotAfter), interval+2*time.Second, poll, "the renewed certificate's expiry within an interval")
+}
