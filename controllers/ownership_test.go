@@ -64,6 +64,48 @@ func (h *heldOutcomes) probed(tracker *controllers.Tracker, o scheduler.Outcome)
 	tracker.ProbeFinished(o.Key, o.Result)
 }
 
+// takeover is a second replica, "replica-a", run by hand: its reconciler
+// reads a scheduler whose outcomes the test sets, and its Ownership the
+// test switches.
+type takeover struct {
+	owner    *switchOwner
+	held     *heldOutcomes
+	tracker  *controllers.Tracker
+	notified chan types.NamespacedName
+	recorder *events.FakeRecorder
+	r        *controllers.WebCheckerReconciler
+	ctx      context.Context
+}
+
+// newTakeover starts the Tracker of a replica that owns every checker until
+// the test says otherwise.
+func newTakeover(t *testing.T) *takeover {
+	h := &takeover{
+		owner:    &switchOwner{shard: "replica-a"},
+		held:     &heldOutcomes{latest: map[types.NamespacedName]scheduler.Outcome{}},
+		notified: make(chan types.NamespacedName, 10),
+		recorder: events.NewFakeRecorder(10),
+	}
+	h.owner.owns.Store(true)
+	h.tracker = controllers.NewTracker(func(_ context.Context, key types.NamespacedName) { h.notified <- key })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	h.ctx = ctx
+	go func() { _ = h.tracker.Start(ctx) }()
+	h.r = &controllers.WebCheckerReconciler{
+		Client: k8sClient, Scheduler: h.held, Ownership: h.owner, Recorder: h.recorder,
+		Trigger: controllers.NewTrigger(1), Tracker: h.tracker,
+	}
+	return h
+}
+
+// reconcile runs one reconcile of key.
+func (h *takeover) reconcile(t *testing.T, key types.NamespacedName) {
+	t.Helper()
+	_, err := h.r.Reconcile(h.ctx, ctrl.Request{NamespacedName: key})
+	require.NoError(t, err)
+}
+
 // TestNoStaleResultAfterOwnershipComesBack: a replica that lost a checker
 // without reconciling it (fenced), and gets it back after another replica
 // wrote a newer status, does not write the outcome it held from before:
@@ -76,41 +118,21 @@ func TestNoStaleResultAfterOwnershipComesBack(t *testing.T) {
 	_, _, key := startChecker(t, "comes-back", "/")
 	wc := getChecker(t, key)
 
-	owner := &switchOwner{shard: "replica-a"}
-	owner.owns.Store(true)
-	held := &heldOutcomes{latest: map[types.NamespacedName]scheduler.Outcome{}}
-	notified := make(chan types.NamespacedName, 10)
-	tracker := controllers.NewTracker(func(_ context.Context, key types.NamespacedName) { notified <- key })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = tracker.Start(ctx) }()
-	recorder := events.NewFakeRecorder(10)
-	r := &controllers.WebCheckerReconciler{
-		Client:    k8sClient,
-		Scheduler: held,
-		Ownership: owner,
-		Recorder:  recorder,
-		Trigger:   controllers.NewTrigger(1),
-		Tracker:   tracker,
-	}
-	reconcile := func() {
-		t.Helper()
-		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
-		require.NoError(t, err)
-	}
+	a := newTakeover(t)
+	reconcile := func() { t.Helper(); a.reconcile(t, key) }
 	up := scheduler.Outcome{Key: key, Generation: wc.Generation, Time: time.Now(),
 		Result: probing.Result{Success: true, Reason: probing.ReasonSucceeded, Message: probing.ReadyMessage, StatusCode: 200}}
 
 	// Owned: replica-a takes over and writes its probe.
 	reconcile()
-	held.probed(tracker, up)
+	a.held.probed(a.tracker, up)
 	reconcile()
 	mine := getChecker(t, key)
 	require.Equal(t, "replica-a", mine.Status.Shard)
 	require.Equal(t, metav1.ConditionTrue, ready(mine).Status)
 
 	// Not owned (fenced: no reconcile); replica-b writes Ready False.
-	owner.owns.Store(false)
+	a.owner.owns.Store(false)
 	theirs := mine.DeepCopy()
 	theirs.Status.Shard = "replica-b"
 	down := time.Now().Add(time.Second).Truncate(time.Second)
@@ -118,23 +140,23 @@ func TestNoStaleResultAfterOwnershipComesBack(t *testing.T) {
 		Type: webcheckerv1alpha1.ConditionReady, Status: metav1.ConditionFalse, Reason: string(probing.ReasonTimeout),
 		Message: "probe timed out", ObservedGeneration: theirs.Generation, LastTransitionTime: metav1.NewTime(down),
 	})
-	require.NoError(t, k8sClient.Status().Update(ctx, theirs))
+	require.NoError(t, k8sClient.Status().Update(context.Background(), theirs))
 
 	// Owned again: one reconcile writes nothing and records nothing.
-	owner.owns.Store(true)
+	a.owner.owns.Store(true)
 	reconcile()
 	after := getChecker(t, key)
 	assert.Equal(t, theirs.ResourceVersion, after.ResourceVersion, "the stale outcome was written: %+v", after.Status)
-	assert.Empty(t, recorder.Events, "an Event was recorded for the stale outcome")
+	assert.Empty(t, a.recorder.Events, "an Event was recorded for the stale outcome")
 
 	// A new probe, with the same result as the stale one (the scheduler
 	// would not notify it): the tracker asks for a reconcile, which writes
 	// it, and lastTransitionTime moves forward.
 	again := up
 	again.Time = down.Add(time.Second)
-	held.probed(tracker, again)
+	a.held.probed(a.tracker, again)
 	select {
-	case got := <-notified:
+	case got := <-a.notified:
 		assert.Equal(t, key, got)
 	case <-time.After(5 * time.Second):
 		t.Fatal("the first probe after the take-over asked for no reconcile")
@@ -145,8 +167,8 @@ func TestNoStaleResultAfterOwnershipComesBack(t *testing.T) {
 	assert.Equal(t, metav1.ConditionTrue, ready(fresh).Status)
 	assert.False(t, ready(fresh).LastTransitionTime.Time.Before(down),
 		"lastTransitionTime moved backwards: %s before %s", ready(fresh).LastTransitionTime, down)
-	require.Len(t, recorder.Events, 1)
-	assert.Contains(t, <-recorder.Events, controllers.EventReasonProbeSucceeded)
+	require.Len(t, a.recorder.Events, 1)
+	assert.Contains(t, <-a.recorder.Events, controllers.EventReasonProbeSucceeded)
 }
 
 // TestTakeOverStartsFromTheStoredCondition: a replica that takes a checker
@@ -162,28 +184,13 @@ func TestTakeOverStartsFromTheStoredCondition(t *testing.T) {
 	key := client.ObjectKeyFromObject(wc)
 	stored := ready(waitReady(t, key, metav1.ConditionTrue, "", 3*time.Second)) // written by the suite's replica
 
-	owner := &switchOwner{shard: "replica-a"}
-	owner.owns.Store(true)
-	held := &heldOutcomes{latest: map[types.NamespacedName]scheduler.Outcome{}}
-	notified := make(chan types.NamespacedName, 10)
-	tracker := controllers.NewTracker(func(_ context.Context, key types.NamespacedName) { notified <- key })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = tracker.Start(ctx) }()
-	r := &controllers.WebCheckerReconciler{
-		Client: k8sClient, Scheduler: held, Ownership: owner, Recorder: events.NewFakeRecorder(10),
-		Trigger: controllers.NewTrigger(1), Tracker: tracker,
-	}
-	reconcile := func() {
-		t.Helper()
-		_, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
-		require.NoError(t, err)
-	}
+	a := newTakeover(t)
+	reconcile := func() { t.Helper(); a.reconcile(t, key) }
 	failed := scheduler.Outcome{Key: key, Generation: wc.Generation, Time: time.Now(),
 		Result: probing.Result{Reason: probing.ReasonUnexpectedStatus, Message: "unexpected status code 503", StatusCode: 503}}
 
 	reconcile() // the take-over
-	held.probed(tracker, failed)
+	a.held.probed(a.tracker, failed)
 	reconcile()
 	first := getChecker(t, key)
 	assert.Equal(t, "replica-a", first.Status.Shard)
@@ -192,9 +199,9 @@ func TestTakeOverStartsFromTheStoredCondition(t *testing.T) {
 	assert.Equal(t, stored.LastTransitionTime, ready(first).LastTransitionTime)
 
 	failed.Time = failed.Time.Add(time.Second)
-	held.probed(tracker, failed)
+	a.held.probed(a.tracker, failed)
 	select {
-	case <-notified:
+	case <-a.notified:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the second failure asked for no reconcile")
 	}

@@ -58,33 +58,28 @@ func getChecker(t *testing.T, key types.NamespacedName) *webcheckerv1alpha1.WebC
 // given) and returns the object as then stored.
 func waitReady(t *testing.T, key types.NamespacedName, status metav1.ConditionStatus, reason string, within time.Duration) *webcheckerv1alpha1.WebChecker {
 	t.Helper()
-	var last *webcheckerv1alpha1.WebChecker
-	require.Eventually(t, func() bool {
-		wc := &webcheckerv1alpha1.WebChecker{}
-		if err := k8sClient.Get(context.Background(), key, wc); err != nil {
-			return false
-		}
-		last = wc
-		c := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady)
-		return c != nil && c.Status == status && (reason == "" || c.Reason == reason)
-	}, within, poll, "Ready never became %s/%s; last status: %+v", status, reason, statusOf(last))
-	return last
+	return waitCondition(t, key, webcheckerv1alpha1.ConditionReady, status, reason, within)
 }
 
-// waitCondition waits until the condition of type cond has status and
-// reason and returns the object as then stored.
+// waitCondition waits until the condition of type cond has status (and
+// reason, when given) and returns the object as then stored.
 func waitCondition(t *testing.T, key types.NamespacedName, cond string, status metav1.ConditionStatus, reason string, within time.Duration) *webcheckerv1alpha1.WebChecker {
 	t.Helper()
 	var last *webcheckerv1alpha1.WebChecker
-	require.Eventually(t, func() bool {
+	reached := assert.Eventually(t, func() bool {
 		wc := &webcheckerv1alpha1.WebChecker{}
 		if err := k8sClient.Get(context.Background(), key, wc); err != nil {
 			return false
 		}
 		last = wc
 		c := meta.FindStatusCondition(wc.Status.Conditions, cond)
-		return c != nil && c.Status == status && c.Reason == reason
-	}, within, poll, "%s never became %s/%s; last status: %+v", cond, status, reason, statusOf(last))
+		return c != nil && c.Status == status && (reason == "" || c.Reason == reason)
+	}, within, poll)
+	if !reached {
+		// The last status is known only now: testify formats its message
+		// before it polls.
+		t.Fatalf("%s never became %s/%s; last status: %+v", cond, status, reason, statusOf(last))
+	}
 	return last
 }
 

@@ -1,16 +1,21 @@
 package chart_test
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/yaml"
 
 	"github.com/networkio/webchecker/e2e/chart"
 )
@@ -102,4 +107,27 @@ func ruleSet(rules []rbacv1.PolicyRule) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// promtoolRuleTest renders the chart's PrometheusRule and checks its rules
+// with promtool (from Debian's prometheus package): they must be valid and
+// pass unitTest, a promtool rule unit test file reading rules.yaml.
+func promtoolRuleTest(t *testing.T, unitTest string) {
+	t.Helper()
+	promtool, err := exec.LookPath("promtool")
+	require.NoError(t, err, "promtool comes with Debian's prometheus package: make prometheus")
+	r := renderChart(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
+	rule := r.find("PrometheusRule", "webchecker")
+	require.NotNil(t, rule)
+	dir := t.TempDir()
+	rules, err := yaml.Marshal(rule.Object["spec"])
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o600))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.yaml"), []byte(unitTest), 0o600))
+	for _, args := range [][]string{{"check", "rules", "rules.yaml"}, {"test", "rules", "test.yaml"}} {
+		cmd := exec.Command(promtool, args...)
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		assert.NoError(t, err, "promtool %s:\n%s", strings.Join(args, " "), out)
+	}
 }

@@ -3,7 +3,6 @@ package chart_test
 import (
 	"bytes"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -447,15 +446,6 @@ func TestChartRBACIsGenerated(t *testing.T) {
 // WebCheckerDown alert fires for a failing checker once `for` has passed,
 // and only for it.
 func TestChartWebCheckerDownAlert(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	require.NoError(t, err, "promtool comes with Debian's prometheus package: make prometheus")
-	r := renderChart(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
-	rule := r.find("PrometheusRule", "webchecker")
-	require.NotNil(t, rule)
-	dir := t.TempDir()
-	rules, err := yaml.Marshal(rule.Object["spec"])
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o600))
 	const unitTest = `
 rule_files: [rules.yaml]
 evaluation_interval: 1m
@@ -487,13 +477,7 @@ tests:
               summary: WebChecker shop/moved is down
               description: "Probes of WebChecker shop/moved have failed for 5m: kubectl describe webchecker -n shop moved"
 `
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.yaml"), []byte(unitTest), 0o600))
-	for _, args := range [][]string{{"check", "rules", "rules.yaml"}, {"test", "rules", "test.yaml"}} {
-		cmd := exec.Command(promtool, args...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		assert.NoError(t, err, "promtool %s:\n%s", strings.Join(args, " "), out)
-	}
+	promtoolRuleTest(t, unitTest)
 }
 
 // TestChartCertificateExpiringAlert checks the WebCheckerCertificateExpiring
@@ -501,15 +485,6 @@ tests:
 // expires within 14 days once `for` has passed, also across a move between
 // replicas, and not for a certificate that is renewed or far from expiry.
 func TestChartCertificateExpiringAlert(t *testing.T) {
-	promtool, err := exec.LookPath("promtool")
-	require.NoError(t, err, "promtool comes with Debian's prometheus package: make prometheus")
-	r := renderChart(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
-	rule := r.find("PrometheusRule", "webchecker")
-	require.NotNil(t, rule)
-	dir := t.TempDir()
-	rules, err := yaml.Marshal(rule.Object["spec"])
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o600))
 	// Time starts at 0 in promtool: an expiry of 864960 is 10 days after
 	// 16m, when the alert is evaluated.
 	const unitTest = `
@@ -553,11 +528,5 @@ tests:
         alertname: WebCheckerDown
         exp_alerts: []
 `
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.yaml"), []byte(unitTest), 0o600))
-	for _, args := range [][]string{{"check", "rules", "rules.yaml"}, {"test", "rules", "test.yaml"}} {
-		cmd := exec.Command(promtool, args...)
-		cmd.Dir = dir
-		out, err := cmd.CombinedOutput()
-		assert.NoError(t, err, "promtool %s:\n%s", strings.Join(args, " "), out)
-	}
+	promtoolRuleTest(t, unitTest)
 }
