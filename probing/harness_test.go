@@ -100,6 +100,17 @@ func resetServer(t *testing.T) string {
 // resetOn serves ln as resetServer does, until the test ends.
 func resetOn(t *testing.T, ln net.Listener) {
 	t.Helper()
+	serveRaw(t, ln, func(c net.Conn) {
+		_, _ = http.ReadRequest(bufio.NewReader(c))
+		_ = c.(*net.TCPConn).SetLinger(0) // close with RST
+	})
+}
+
+// serveRaw accepts connections on ln until the test ends and hands each
+// to handle, with a deadline, closing it when handle returns. The test
+// waits for every handler.
+func serveRaw(t *testing.T, ln net.Listener, handle func(c net.Conn)) {
+	t.Helper()
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		for {
@@ -108,10 +119,9 @@ func resetOn(t *testing.T, ln net.Listener) {
 				return
 			}
 			wg.Go(func() {
+				defer c.Close()
 				_ = c.SetDeadline(time.Now().Add(relaxedTimeout))
-				_, _ = http.ReadRequest(bufio.NewReader(c))
-				_ = c.(*net.TCPConn).SetLinger(0) // close with RST
-				_ = c.Close()
+				handle(c)
 			})
 		}
 	})

@@ -6,9 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
@@ -26,26 +24,11 @@ func rawServer(t *testing.T, response string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(relaxedTimeout))
-				if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
-					return
-				}
-				_, _ = io.WriteString(c, response) // fails once the prober gives up
-			})
+	serveRaw(t, ln, func(c net.Conn) {
+		if _, err := http.ReadRequest(bufio.NewReader(c)); err != nil {
+			return
 		}
-	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		wg.Wait()
+		_, _ = io.WriteString(c, response) // fails once the prober gives up
 	})
 	return "http://" + ln.Addr().String() + "/"
 }

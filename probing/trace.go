@@ -43,6 +43,8 @@ type phaseTracer struct {
 	timings PhaseTimings
 	// Start times of the phases in progress (zero when none).
 	dnsStart, connectStart, tlsStart, wroteRequest, firstByte time.Time
+	// answered is set once the current request got its first response byte.
+	answered bool
 	// done is set by finish: later callbacks of abandoned dials are ignored.
 	done bool
 }
@@ -75,17 +77,28 @@ func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
 		},
 		TLSHandshakeStart: func() { t.start(&t.tlsStart) },
 		TLSHandshakeDone:  func(tls.ConnectionState, error) { t.end(&t.tlsStart, PhaseTLS) },
+		WroteHeaders: func() {
+			t.mu.Lock()
+			now := time.Now()
+			t.closeTransferLocked(now) // the previous hop of a redirect chain
+			t.wroteRequest, t.answered = now, false
+			t.mu.Unlock()
+		},
+		// Processing runs from the request written to the first response
+		// byte. Over HTTP/2 the transport may report the request written
+		// after the answer came: then it runs from the headers written.
 		WroteRequest: func(httptrace.WroteRequestInfo) {
 			t.mu.Lock()
-			t.closeTransferLocked(time.Now()) // the previous hop of a redirect chain
-			t.wroteRequest = time.Now()
+			if !t.answered {
+				t.wroteRequest = time.Now()
+			}
 			t.mu.Unlock()
 		},
 		GotFirstResponseByte: func() {
 			t.mu.Lock()
 			now := time.Now()
 			t.endLocked(&t.wroteRequest, PhaseProcessing, now)
-			t.firstByte = now
+			t.firstByte, t.answered = now, true
 			t.mu.Unlock()
 		},
 	}
