@@ -86,7 +86,7 @@ func (s *Scheduler) nextStepLocked(now time.Time) (st step, j job, wait time.Dur
 				e.parked = true
 				continue
 			}
-			next = nextDue(top.due, e.interval, now)
+			next = nextAfterSkip(now, e.interval, e.offset)
 			s.queue.push(next, top.key, top.rev)
 			return stepSkipped, j, 0, next
 		}
@@ -116,8 +116,8 @@ func (s *Scheduler) releaseSlot(ns string) {
 	}
 }
 
-// requeue schedules the turn after j if j's revision is still current; it is
-// used for turns that were not probed.
+// requeue schedules the turn after j, at the next grid point, if j's
+// revision is still current; it is used for turns that were not probed.
 func (s *Scheduler) requeue(j job) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -125,7 +125,7 @@ func (s *Scheduler) requeue(j job) time.Time {
 	if e == nil || e.rev != j.rev {
 		return time.Time{} // removed or changed; the new revision has its own item
 	}
-	next := nextDue(j.due, e.interval, s.clock.Now())
+	next := nextAfterSkip(s.clock.Now(), e.interval, e.offset)
 	s.queue.push(next, j.key, j.rev)
 	return next
 }
@@ -215,7 +215,7 @@ func (s *Scheduler) startLocking(ctx context.Context, j job) (probeJob, bool) {
 	}
 	// Only the dispatcher starts probes, and nextStepLocked saw no flight
 	// for this key, so there is none now.
-	next := nextDue(j.due, e.interval, s.clock.Now())
+	next := nextAfterProbe(s.clock.Now(), e.interval, e.offset)
 	s.queue.push(next, j.key, j.rev)
 	pctx, cancel := context.WithCancel(ctx)
 	f := &flight{rev: j.rev, cancel: cancel}

@@ -23,18 +23,40 @@
 // it reaches the top of the heap. At any time each check has at most one
 // current item in the heap.
 //
-// A new or changed check is first due after a random delay in
-// [0, min(InitialJitter, Interval/4)), so that many checks created at once
-// (operator start, kubectl apply of a large file, a hand-over from another
-// replica) do not hit the network in the same instant. The quarter interval
-// bounds what the spread adds to a checker's longest gap between probes: a
-// checker handed over after a crash must be probed within interval + lease
-// duration + 2s. After a probe dispatched at due time d, the next due time
-// is d+Interval, which keeps the period free of drift however long probes
-// take. If the dispatch was so late (saturated pool) that d+Interval has
-// already passed, the next due time is re-anchored to now+Interval: the late
-// probe stands in for the missed turns, and no burst of catch-up probes is
-// fired.
+// # Phase: where in its interval a check is probed
+//
+// Every check has a phase, an offset in [0, Interval) derived from its key
+// (Options.Phase; by default HashPhase, the xxhash of "namespace/name"
+// modulo Interval, as Prometheus derives a scrape offset from a target's
+// hash). After its first probe a check is probed only at the points of its
+// grid { Unix epoch + k·Interval + offset }, read on the scheduler's clock.
+// Checks created together are therefore spread evenly over the interval
+// instead of coming due in the same second of every interval, and since the
+// phase depends on nothing but the key and the interval, every replica puts
+// a check on the same grid: a hand-over keeps its rhythm (replicas' clocks
+// agree to within NTP).
+//
+// The rule for a new or changed check: it is first due after a random delay
+// in [0, min(InitialJitter, Interval/4)), so that it is probed soon after it
+// appears, and so that many checks created at once (operator start, kubectl
+// apply of a large file, a hand-over from another replica) do not hit the
+// network in the same instant. The quarter interval bounds what the jitter
+// adds to a checker's longest gap between probes: a checker handed over
+// after a crash must be probed within interval + lease duration + 2s. From
+// then on it is probed at its grid points: the first one used is the first
+// at least Interval/2 after that first probe, so the gap after the first
+// probe is between Interval/2 and 1.5·Interval, never two probes within
+// half an interval.
+//
+// The same rule holds after every probe: the next turn is the first grid
+// point at least Interval/2 after the probe started. A probe dispatched on
+// time, or late by less than half an interval, is followed one interval
+// after its grid point, free of drift however long probes take. A probe so
+// late (saturated pool) that the next grid point is less than half an
+// interval away stands in for the missed turns: the next turn is the grid
+// point after that, and no burst of catch-up probes is fired. A turn that
+// is skipped (previous probe still running, or not owned) moves to the
+// first grid point after now, never off the grid.
 //
 // # Dispatcher
 //
@@ -47,8 +69,8 @@
 //
 // For each due check the dispatcher:
 //
-//   - skips the turn (next due += Interval) if the previous probe of the same
-//     check is still running, so that one checker is never probed twice at
+//   - skips the turn (next due: the next grid point) if the previous probe
+//     of the same check is still running, so that one checker is never probed twice at
 //     once;
 //   - skips the turn if Options.Owns says this replica does not own the key
 //     (the check stays scheduled; another shard probes it); Owns is asked
@@ -74,8 +96,8 @@
 // namespaces and never spins on it; when a probe of the namespace ends, the
 // dispatcher takes the oldest of its turns set aside before anything from
 // the heap. A turn set aside is the check's only turn: once dispatched,
-// its next turn is due an interval after its due time, or an interval from
-// now if that has passed, as for any late probe. A namespace alone on a
+// its next turn is the first grid point at least half an interval after
+// the probe, as for any late probe. A namespace alone on a
 // replica is limited too: set NamespaceShare to 1 to let it use every
 // worker.
 //

@@ -57,6 +57,12 @@ func checkN(i int, gen int64, interval time.Duration, version string) scheduler.
 
 func zeroRand(int64) int64 { return 0 }
 
+// zeroPhase puts every check on the grid { Unix epoch + k·interval }. t0
+// is a whole hour, so for the intervals the tests use (divisors of an hour)
+// the grid points are t0 + k·interval: with zeroRand, a check added at t0
+// is probed at t0, t0+interval, ... as the tests pin.
+func zeroPhase(types.NamespacedName, time.Duration) time.Duration { return 0 }
+
 // ---------------------------------------------------------------------------
 // Fake prober
 
@@ -235,7 +241,8 @@ type harness struct {
 
 // newHarness builds a Scheduler on a fake clock and a fake prober. Unless
 // configure sets them, Notify records notifications (calling Latest from
-// inside Notify, as the real consumer does) and Logger is a testr logger.
+// inside Notify, as the real consumer does), Logger is a testr logger and
+// Phase is zeroPhase (set it to nil for the default, HashPhase).
 func newHarness(t *testing.T, configure func(h *harness, o *scheduler.Options)) *harness {
 	t.Helper()
 	clk := clocktesting.NewFakeClock(t0)
@@ -243,6 +250,7 @@ func newHarness(t *testing.T, configure func(h *harness, o *scheduler.Options)) 
 	opts := scheduler.Options{
 		Prober: probing.ProberFunc(h.prober.probe),
 		Clock:  clk,
+		Phase:  zeroPhase,
 		Notify: h.recordNotify,
 		Logger: testr.NewWithOptions(t, testr.Options{Verbosity: 1}),
 	}

@@ -16,6 +16,7 @@ import (
 type entry struct {
 	check    Check
 	interval time.Duration // effective, > 0
+	offset   time.Duration // phase within the interval, in [0, interval)
 	rev      uint64
 	// parked is set when the check came due while a cancelled probe of an
 	// older revision was still running; that probe's worker re-queues it.
@@ -67,14 +68,4 @@ func (q *dueQueue) Pop() any {
 	old[n] = item{}
 	*q = old[:n]
 	return it
-}
-
-// nextDue returns the due time of the turn after the one due at due: one
-// interval later, or, if that has already passed, one interval from now.
-func nextDue(due time.Time, interval time.Duration, now time.Time) time.Time {
-	next := due.Add(interval)
-	if !next.After(now) {
-		next = now.Add(interval)
-	}
-	return next
 }

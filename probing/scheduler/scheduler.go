@@ -112,6 +112,14 @@ type Options struct {
 	// Observer is told when probes start and finish, for metrics. Nil means
 	// none.
 	Observer Observer
+	// Phase returns the offset of key's probes within interval (interval
+	// is positive): after its first probe a check is probed at the grid
+	// points { Unix epoch + k·interval + offset } of the scheduler's clock.
+	// It is called without any scheduler lock held, once per Upsert that
+	// adds or changes a check, and must be deterministic, so that every
+	// replica puts a check at the same phase. A result outside [0, interval)
+	// is reduced modulo interval. Nil means HashPhase.
+	Phase func(key types.NamespacedName, interval time.Duration) time.Duration
 	// Rand returns a uniform random number in [0, n) for n > 0; it is used
 	// for the initial jitter. It is called with the scheduler lock held and
 	// must not block. Nil means math/rand/v2.Int64N.
@@ -162,6 +170,7 @@ type Scheduler struct {
 	observer Observer
 	log      logr.Logger
 	rand     func(n int64) int64
+	phase    func(key types.NamespacedName, interval time.Duration) time.Duration
 
 	sem     *semaphore.Weighted
 	slots   namespaceSlots // guarded by mu
@@ -205,6 +214,9 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Rand == nil {
 		opts.Rand = rand.Int64N
 	}
+	if opts.Phase == nil {
+		opts.Phase = HashPhase
+	}
 	if opts.Owns == nil {
 		opts.Owns = func(types.NamespacedName) bool { return true }
 	}
@@ -218,6 +230,7 @@ func New(opts Options) (*Scheduler, error) {
 		observer: opts.Observer,
 		log:      opts.Logger,
 		rand:     opts.Rand,
+		phase:    opts.Phase,
 		sem:      semaphore.NewWeighted(int64(opts.Workers)),
 		slots:    newNamespaceSlots(namespaceLimit(opts.NamespaceShare, opts.Workers)),
 		wake:     make(wakeup, 1),
@@ -229,13 +242,16 @@ func New(opts Options) (*Scheduler, error) {
 // Upsert adds c, or replaces the check with the same key if its Generation,
 // Interval or Target differ. Replacing cancels the probe in flight for the
 // key, forgets its Outcome and schedules a new first probe after the initial
-// jitter. Upserting a check equal to the known one is a no-op and leaves its
+// jitter; later probes fall on the check's grid (see Options.Phase and the
+// package documentation). Upserting a check equal to the known one is a no-op and leaves its
 // schedule and Outcome untouched.
 func (s *Scheduler) Upsert(c Check) {
 	interval := c.Interval
 	if interval <= 0 {
 		interval = FallbackInterval
 	}
+
+	offset := normalizePhase(s.phase(c.Key, interval), interval)
 
 	s.mu.Lock()
 	old, exists := s.checks[c.Key]
@@ -247,7 +263,7 @@ func (s *Scheduler) Upsert(c Check) {
 		f.cancel()
 	}
 	s.lastRev++
-	e := &entry{check: c, interval: interval, rev: s.lastRev}
+	e := &entry{check: c, interval: interval, offset: offset, rev: s.lastRev}
 	if exists {
 		e.counts = old.counts
 	}
@@ -261,7 +277,7 @@ func (s *Scheduler) Upsert(c Check) {
 	if c.Interval <= 0 {
 		s.log.Error(nil, "Non-positive probe interval, using fallback", "checker", c.Key, "interval", c.Interval, "fallback", FallbackInterval)
 	}
-	s.log.V(1).Info("Check scheduled", "checker", c.Key, "generation", c.Generation, "interval", interval, "due", due, "changed", exists)
+	s.log.V(1).Info("Check scheduled", "checker", c.Key, "generation", c.Generation, "interval", interval, "phase", offset, "due", due, "changed", exists)
 }
 
 // Remove forgets the check with key: its schedule and Outcome are dropped and

@@ -62,7 +62,8 @@ func TestNew(t *testing.T) {
 	}
 }
 
-// 1. Intervals are honoured, drift-free, without backlog bursts.
+// 1. Intervals are honoured, drift-free, on the check's grid, without
+// backlog bursts.
 func TestIntervalsHonoured(t *testing.T) {
 	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
 		o.InitialJitter = -1 // no jitter: first probe at once
@@ -90,20 +91,32 @@ func TestIntervalsHonoured(t *testing.T) {
 		h.waitLatest(c.Key, func(o scheduler.Outcome) bool { return o.Time.Equal(want) }, "outcome stored")
 	}
 
-	// The clock jumps 35s past the due time t0+60s: one probe, no burst of
-	// catch-up probes; the schedule re-anchors one interval after now.
+	// The clock jumps 25s past the due time t0+60s: one probe, no burst of
+	// catch-up probes; the next turn is the first grid point at least half
+	// an interval after the late probe (t0+85s+5s).
 	h.step(35 * time.Second) // now t0+85s
 	h.waitCalls(7)
 	h.settle()
 	require.Equal(t, 7, h.prober.numCalls(), "no backlog burst")
 	assert.Equal(t, t0.Add(85*time.Second), h.prober.allCalls()[6].At)
 
-	h.step(9 * time.Second)
+	h.step(4 * time.Second)
 	h.settle()
 	require.Equal(t, 7, h.prober.numCalls())
-	h.step(time.Second) // t0+95s
+	h.step(time.Second) // t0+90s
 	h.waitCalls(8)
-	assert.Equal(t, t0.Add(95*time.Second), h.prober.allCalls()[7].At)
+	assert.Equal(t, t0.Add(90*time.Second), h.prober.allCalls()[7].At)
+
+	// Late by more than half an interval (due t0+100s, probed at t0+107s):
+	// the grid point t0+110s is too close, the next turn is t0+120s.
+	h.step(17 * time.Second) // now t0+107s
+	h.waitCalls(9)
+	h.step(12 * time.Second) // t0+119s
+	h.settle()
+	require.Equal(t, 9, h.prober.numCalls(), "no probe within half an interval of the late one")
+	h.step(time.Second) // t0+120s
+	h.waitCalls(10)
+	assert.Equal(t, t0.Add(120*time.Second), h.prober.allCalls()[9].At)
 }
 
 // 2. The first probes of many checks added at once are spread by jitter.
