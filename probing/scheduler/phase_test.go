@@ -169,3 +169,52 @@ func TestPhaseStableAcrossReplicasAndHandOver(t *testing.T) {
 		}
 	}
 }
+
+// Ten thousand checks created at once are spread evenly over the interval
+// from their second probe on: no second of an interval holds much more than
+// its share of their probes, and each is probed once per interval.
+func TestManyChecksSpreadOverInterval(t *testing.T) {
+	const n, interval = 10_000, 10 * time.Second
+	const share = n / int(interval/time.Second) // probes per second on average
+	var obs *dueObserver
+	h := newHarness(t, func(h *harness, o *scheduler.Options) {
+		obs = newDueObserver(h.clock.Now)
+		o.Observer = obs
+		o.Phase = nil // the default, HashPhase
+		o.Workers = n // never wait for a worker: due times are dispatch times
+		o.NamespaceShare = 1
+		o.Notify = nil
+		o.Logger = logr.Discard()
+	})
+	for i := range n {
+		h.s.Upsert(checkN(i, 1, interval, "v1"))
+	}
+	h.start()
+	from := t0.Add(2 * interval) // the first probes (jittered) and the second ones are done
+	h.runUntil(from.Add(2*interval), time.Second)
+
+	for w := range 2 {
+		start := from.Add(time.Duration(w) * interval)
+		perSecond := make([]int, interval/time.Second)
+		for i := range n {
+			var in []time.Time
+			for _, due := range obs.of(keyN(i)) {
+				if !due.Before(start) && due.Before(start.Add(interval)) {
+					in = append(in, due)
+				}
+			}
+			require.Len(t, in, 1, "interval %d: check %d not probed exactly once", w, i)
+			perSecond[in[0].Sub(start)/time.Second]++
+		}
+		t.Logf("interval %d: probes per second %v (max %d, share %d)", w, perSecond, maxOf(perSecond), share)
+		assert.LessOrEqual(t, maxOf(perSecond), 2*share, "interval %d: a second holds more than twice its share", w)
+	}
+}
+
+func maxOf(xs []int) int {
+	m := 0
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
+}
