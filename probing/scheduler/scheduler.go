@@ -115,9 +115,9 @@ type Options struct {
 	// Phase returns the offset of key's probes within interval (interval
 	// is positive): after its first probe a check is probed at the grid
 	// points { Unix epoch + k·interval + offset } of the scheduler's clock.
-	// It is called without any scheduler lock held, once per Upsert that
-	// adds or changes a check, and must be deterministic, so that every
-	// replica puts a check at the same phase. A result outside [0, interval)
+	// It is called on every Upsert, without any scheduler lock held; it
+	// must be cheap and deterministic, so that every replica puts a check
+	// at the same phase. A result outside [0, interval)
 	// is reduced modulo interval. Nil means HashPhase.
 	Phase func(key types.NamespacedName, interval time.Duration) time.Duration
 	// Rand returns a uniform random number in [0, n) for n > 0; it is used
@@ -243,8 +243,8 @@ func New(opts Options) (*Scheduler, error) {
 // Interval or Target differ. Replacing cancels the probe in flight for the
 // key, forgets its Outcome and schedules a new first probe after the initial
 // jitter; later probes fall on the check's grid (see Options.Phase and the
-// package documentation). Upserting a check equal to the known one is a no-op and leaves its
-// schedule and Outcome untouched.
+// package documentation). Upserting a check equal to the known one is a
+// no-op and leaves its schedule and Outcome untouched.
 func (s *Scheduler) Upsert(c Check) {
 	interval := c.Interval
 	if interval <= 0 {
