@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -41,6 +42,9 @@ const (
 	maxConditionMessage = 4096
 	maxEventNote        = 1000
 )
+
+// DefaultReconcileWorkers is the default of WebCheckerReconciler.Workers.
+const DefaultReconcileWorkers = 8
 
 // Ownership answers, for this replica, whether it is responsible for a
 // checker right now (a sharding.Assigner). It must be safe for concurrent
@@ -69,6 +73,12 @@ type WebCheckerReconciler struct {
 	Client client.Client
 	// Scheduler runs the probes.
 	Scheduler Scheduler
+	// Workers is the number of checkers reconciled at once (the
+	// controller's MaxConcurrentReconciles); zero means
+	// DefaultReconcileWorkers. controller-runtime never reconciles one
+	// checker twice at the same time; what the workers share (Scheduler,
+	// Ownership, Tracker, Metrics, the client) is safe for concurrent use.
+	Workers int
 	// Ownership says which checkers this replica probes and writes.
 	Ownership Ownership
 	// Recorder records an Event on each Ready transition.
@@ -142,6 +152,7 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers()}).
 		// Status writes bump resourceVersion but not generation: they must
 		// not trigger another reconcile (and another write).
 		For(&webcheckerv1alpha1.WebChecker{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -158,6 +169,14 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			handler.TypedEnqueueRequestsFromMapFunc(checkersInNamespace(mgr.GetCache()))))
 	}
 	return b.Complete(r)
+}
+
+// workers is Workers, defaulted.
+func (r *WebCheckerReconciler) workers() int {
+	if r.Workers > 0 {
+		return r.Workers
+	}
+	return DefaultReconcileWorkers
 }
 
 // Reconcile brings one WebChecker's schedule and status up to date. It

@@ -36,6 +36,9 @@ type replicaOptions struct {
 	prober probing.Prober
 	// probeWorkers bounds concurrent probes.
 	probeWorkers int
+	// reconcileWorkers is the number of checkers reconciled at once
+	// (controllers.DefaultReconcileWorkers when zero).
+	reconcileWorkers int
 	// namespaceShare is the share of probeWorkers one namespace may hold
 	// at once.
 	namespaceShare float64
@@ -123,6 +126,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	}
 	reconciler := &controllers.WebCheckerReconciler{
 		Scheduler:         r.scheduler,
+		Workers:           opts.reconcileWorkers,
 		Ownership:         r.assigner,
 		Trigger:           trigger,
 		Tracker:           tracker,
