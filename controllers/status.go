@@ -39,8 +39,9 @@ func (r *WebCheckerReconciler) handleWriteError(ctx context.Context, err error) 
 // writeStatus computes the desired status from the newest outcome of the
 // current generation (nil when there is none yet) under p and patches it
 // when it differs from the stored one. Without an outcome it writes only
-// the Pending condition of a checker that has none: never a status of a
-// checker taken over before this replica has probed it.
+// the Pending condition of a checker that has none (Reconcile calls it
+// only once PendingGrace has passed): never a status of a checker taken
+// over before this replica has probed it.
 func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, latest *reported, p plan) error {
 	desired := wc.Status.DeepCopy()
 	switch {

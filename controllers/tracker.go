@@ -53,6 +53,9 @@ type tracked struct {
 	// another replica; wroteFromRV the one this replica's latest status
 	// patch replaced. A copy with either was taken into account already.
 	foreignRV, wroteFromRV string
+	// firstAsked is when the reconciler first found no outcome of this
+	// generation and no Ready condition stored (see pendingWait).
+	firstAsked time.Time
 }
 
 var _ scheduler.Observer = (*Tracker)(nil)
@@ -116,6 +119,23 @@ func (t *Tracker) track(key types.NamespacedName, generation int64, thresholds T
 		t.checkers[key] = c
 	}
 	c.thresholds = thresholds
+}
+
+// pendingWait is how much longer the reconciler waits before it writes
+// Pending for the checker, which has no outcome of its current generation
+// and no Ready condition stored: the grace from the first time it asked
+// (at now), zero once that has passed or when the checker is not tracked.
+func (t *Tracker) pendingWait(key types.NamespacedName, now time.Time, grace time.Duration) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.checkers[key]
+	if c == nil {
+		return 0
+	}
+	if c.firstAsked.IsZero() {
+		c.firstAsked = now
+	}
+	return max(0, c.firstAsked.Add(grace).Sub(now))
 }
 
 // forget stops tracking the checker (deleted, or no longer owned).

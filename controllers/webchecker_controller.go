@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -15,6 +16,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -31,6 +33,13 @@ const ControllerName = "webchecker"
 
 const (
 	pendingMessage = "Waiting for the first probe result"
+	// PendingGrace is how long a new checker (no probe outcome, no Ready
+	// condition stored) waits for its first outcome before Pending is
+	// written. Most first probes finish well within it, and the outcome's
+	// notification writes the result directly: one status write per new
+	// checker instead of two. A checker whose first probe is slower, or
+	// that cannot be probed yet, shows Pending after the grace.
+	PendingGrace = 2 * time.Second
 	// conflictRetryDelay is how long to wait before re-reading an object
 	// whose status patch lost an optimistic-concurrency race. Conflicts are
 	// expected (the informer cache lags behind our own writes), so they are
@@ -41,6 +50,9 @@ const (
 	maxConditionMessage = 4096
 	maxEventNote        = 1000
 )
+
+// DefaultReconcileWorkers is the default of WebCheckerReconciler.Workers.
+const DefaultReconcileWorkers = 8
 
 // Ownership answers, for this replica, whether it is responsible for a
 // checker right now (a sharding.Assigner). It must be safe for concurrent
@@ -69,6 +81,12 @@ type WebCheckerReconciler struct {
 	Client client.Client
 	// Scheduler runs the probes.
 	Scheduler Scheduler
+	// Workers is the number of checkers reconciled at once (the
+	// controller's MaxConcurrentReconciles); zero means
+	// DefaultReconcileWorkers. controller-runtime never reconciles one
+	// checker twice at the same time; what the workers share (Scheduler,
+	// Ownership, Tracker, Metrics, the client) is safe for concurrent use.
+	Workers int
 	// Ownership says which checkers this replica probes and writes.
 	Ownership Ownership
 	// Recorder records an Event on each Ready transition.
@@ -76,7 +94,8 @@ type WebCheckerReconciler struct {
 	// Trigger delivers probe outcomes (and ownership changes) to the
 	// controller.
 	Trigger Trigger
-	// Clock stamps the Pending condition. Nil means the real clock.
+	// Clock stamps the Pending condition and measures PendingGrace. Nil
+	// means the real clock.
 	Clock clock.PassiveClock
 	// Secrets reads the Secrets that checkers refer to (the manager's
 	// client, which reads from its cache); SetupWithManager then watches
@@ -142,6 +161,7 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers()}).
 		// Status writes bump resourceVersion but not generation: they must
 		// not trigger another reconcile (and another write).
 		For(&webcheckerv1alpha1.WebChecker{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
@@ -158,6 +178,14 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 			handler.TypedEnqueueRequestsFromMapFunc(checkersInNamespace(mgr.GetCache()))))
 	}
 	return b.Complete(r)
+}
+
+// workers is Workers, defaulted.
+func (r *WebCheckerReconciler) workers() int {
+	if r.Workers > 0 {
+		return r.Workers
+	}
+	return DefaultReconcileWorkers
 }
 
 // Reconcile brings one WebChecker's schedule and status up to date. It
@@ -191,10 +219,26 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if !p.writeStatus {
 		return ctrl.Result{}, nil
 	}
-	if err := r.writeStatus(ctx, wc, r.outcome(wc, p), p); err != nil {
+	latest := r.outcome(wc, p)
+	if wait := r.pendingWait(key, wc, latest); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
+	if err := r.writeStatus(ctx, wc, latest, p); err != nil {
 		return r.handleWriteError(ctx, err)
 	}
 	return ctrl.Result{}, p.done
+}
+
+// pendingWait is how much longer to wait before writing Pending for wc,
+// whose newest outcome is latest: non-zero only while a checker with no
+// outcome and no stored Ready condition is within PendingGrace of the
+// first reconcile that found it so (measured on Clock). Without a Tracker
+// Pending is written at once.
+func (r *WebCheckerReconciler) pendingWait(key types.NamespacedName, wc *webcheckerv1alpha1.WebChecker, latest *reported) time.Duration {
+	if latest != nil || r.Tracker == nil || meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady) != nil {
+		return 0
+	}
+	return r.Tracker.pendingWait(key, r.now(), PendingGrace)
 }
 
 // plan is what this replica does with one checker, decided before anything

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/client-go/rest"
 
 	"github.com/networkio/webchecker/controllers"
 )
@@ -35,6 +36,29 @@ func TestOptionsFromFlags(t *testing.T) {
 	for addr, denied := range map[string]bool{"169.254.169.254": true, "169.254.170.2": false, "fd00:ec2::254": true, "10.0.0.1": true, "192.0.2.1": false} {
 		assert.Equal(t, denied, policy.Check(netip.MustParseAddr(addr)) != nil, addr)
 	}
+}
+
+// TestAPIBudgetFromFlags: the API budget and reconcile workers have their
+// defaults, are set by their flags, and reach the rest.Config the manager
+// is built with and the replica's options.
+func TestAPIBudgetFromFlags(t *testing.T) {
+	opts := defaultOptions()
+	assert.Equal(t, 100.0, opts.kubeAPIQPS)
+	assert.Equal(t, 200, opts.kubeAPIBurst)
+	assert.Equal(t, controllers.DefaultReconcileWorkers, opts.reconcileWorkers)
+
+	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+	opts.bindFlags(fs)
+	require.NoError(t, fs.Parse([]string{"--kube-api-qps=50.5", "--kube-api-burst=80", "--reconcile-workers=3"}))
+	require.NoError(t, opts.validate())
+
+	base := &rest.Config{Host: "https://api.example:6443"}
+	cfg := opts.restConfig(base)
+	assert.Equal(t, float32(50.5), cfg.QPS)
+	assert.Equal(t, 80, cfg.Burst)
+	assert.Equal(t, base.Host, cfg.Host)
+	assert.Zero(t, base.QPS, "the loaded config is copied, not changed")
+	assert.Equal(t, 3, opts.replicaOptions(nil, controllers.WatchScope{}).reconcileWorkers)
 }
 
 func TestWatchScopeFromFlags(t *testing.T) {
@@ -79,6 +103,10 @@ func TestOptionsValidate(t *testing.T) {
 		"fractional lease":            {func(o *options) { o.leaseDuration = 2500 * time.Millisecond }, "whole number of seconds"},
 		"renewal slower than fencing": {func(o *options) { o.leaseRenewInterval = 9 * time.Second }, "--lease-renew-interval"},
 		"no virtual nodes":            {func(o *options) { o.virtualNodes = 0 }, "--virtual-nodes"},
+		"no api qps":                  {func(o *options) { o.kubeAPIQPS = 0 }, "--kube-api-qps"},
+		"burst below qps":             {func(o *options) { o.kubeAPIQPS, o.kubeAPIBurst = 50, 40 }, "--kube-api-burst"},
+		"no api burst":                {func(o *options) { o.kubeAPIQPS, o.kubeAPIBurst = 0.5, 0 }, "--kube-api-burst"},
+		"no reconcile workers":        {func(o *options) { o.reconcileWorkers = 0 }, "--reconcile-workers"},
 		"bad deny range":              {func(o *options) { o.denyCIDRs = "169.254.0.0/16,10.0.0.0/33" }, `--deny-cidrs: invalid address range "10.0.0.0/33"`},
 		"bad namespace selector":      {func(o *options) { o.namespaceSelector = "team in (a" }, "--namespace-selector"},
 		"bad secret selector":         {func(o *options) { o.secretSelector = "a=b=c" }, "--secret-selector"},

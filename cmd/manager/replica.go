@@ -8,8 +8,10 @@ import (
 	"github.com/go-logr/logr"
 	"github.com/prometheus/client_golang/prometheus"
 	coordinationv1 "k8s.io/api/coordination/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -36,6 +38,9 @@ type replicaOptions struct {
 	prober probing.Prober
 	// probeWorkers bounds concurrent probes.
 	probeWorkers int
+	// reconcileWorkers is the number of checkers reconciled at once
+	// (controllers.DefaultReconcileWorkers when zero).
+	reconcileWorkers int
 	// namespaceShare is the share of probeWorkers one namespace may hold
 	// at once.
 	namespaceShare float64
@@ -73,12 +78,48 @@ type replica struct {
 	metrics   *metrics.Metrics
 }
 
-// cacheOptions restricts the manager's cache to what a replica needs of
-// Leases: those of its own ring only.
+// cacheOptions restricts the manager's cache to what a replica reads: of
+// Leases, those of its own ring only; of every object, neither its
+// managedFields nor kubectl's last-applied-configuration annotation (see
+// stripUnread).
 func cacheOptions(leaseNamespace, ringName string) cache.Options {
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&coordinationv1.Lease{}: sharding.LeaseCacheOptions(leaseNamespace, ringName),
-	}}
+	return cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			&coordinationv1.Lease{}: sharding.LeaseCacheOptions(leaseNamespace, ringName),
+		},
+		DefaultTransform: stripUnread(),
+	}
+}
+
+// lastAppliedAnnotation is where kubectl apply (client-side) keeps a copy
+// of the whole object as applied.
+const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
+
+// stripUnread drops from every cached object what no component of a
+// replica reads: its managedFields and kubectl's last-applied-configuration
+// annotation, which together are often larger than the rest of a
+// WebChecker. Status patches are merge patches between two copies of the
+// cached object (with the resourceVersion as optimistic lock), so they
+// neither need nor touch either.
+func stripUnread() toolscache.TransformFunc {
+	stripManagedFields := cache.TransformStripManagedFields()
+	return func(in any) (any, error) {
+		out, err := stripManagedFields(in)
+		if err != nil {
+			return nil, err
+		}
+		if obj, err := apimeta.Accessor(out); err == nil {
+			annotations := obj.GetAnnotations()
+			if _, ok := annotations[lastAppliedAnnotation]; ok {
+				delete(annotations, lastAppliedAnnotation)
+				if len(annotations) == 0 {
+					annotations = nil
+				}
+				obj.SetAnnotations(annotations)
+			}
+		}
+		return out, nil
+	}
 }
 
 // setupReplica wires one replica into mgr, whose cache must be built with
@@ -123,6 +164,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	}
 	reconciler := &controllers.WebCheckerReconciler{
 		Scheduler:         r.scheduler,
+		Workers:           opts.reconcileWorkers,
 		Ownership:         r.assigner,
 		Trigger:           trigger,
 		Tracker:           tracker,

@@ -32,7 +32,7 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+	mgr, err := ctrl.NewManager(opts.restConfig(cfg), ctrl.Options{
 		Scheme:                 newScheme(),
 		Cache:                  scope.ApplyTo(cacheOptions(opts.leaseNamespace, opts.ringName)),
 		Metrics:                opts.metricsServerOptions(),
@@ -51,7 +51,8 @@ func run(ctx context.Context, opts options) error {
 		return fmt.Errorf("adding ready check: %w", err)
 	}
 
-	log.Info("Starting manager", "shardID", opts.shardID, "metricsSecure", opts.metricsSecure, "probeWorkers", opts.probeWorkers, "dnsServer", opts.dnsServer,
+	log.Info("Starting manager", "shardID", opts.shardID, "metricsSecure", opts.metricsSecure, "probeWorkers", opts.probeWorkers, "reconcileWorkers", opts.reconcileWorkers,
+		"kubeAPIQPS", opts.kubeAPIQPS, "kubeAPIBurst", opts.kubeAPIBurst, "dnsServer", opts.dnsServer,
 		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration,
 		"secretAccess", opts.secretAccess, "egressPolicy", policy.String(), "scope", scope.String())
 	if err := mgr.Start(ctx); err != nil {

@@ -250,10 +250,12 @@ func TestChartValues(t *testing.T) {
 		"probing flags and extra arguments": {
 			values: map[string]any{"manager": map[string]any{
 				"probeWorkers": 8, "dnsServer": "10.0.0.10:53", "logLevel": "debug", "extraArgs": []any{"--zap-encoder=console"},
+				"kubeApiQPS": 50.5, "kubeApiBurst": 120, "reconcileWorkers": 16,
 			}},
 			check: func(t *testing.T, r rendered) {
 				args := managerContainer(t, r).Args
-				for _, want := range []string{"--probe-workers=8", "--dns-server=10.0.0.10:53", "--zap-log-level=debug"} {
+				for _, want := range []string{"--probe-workers=8", "--dns-server=10.0.0.10:53", "--zap-log-level=debug",
+					"--kube-api-qps=50.5", "--kube-api-burst=120", "--reconcile-workers=16"} {
 					assert.Contains(t, args, want)
 				}
 				assert.Equal(t, "--zap-encoder=console", args[len(args)-1], "extra arguments come last, so they win")
@@ -360,6 +362,9 @@ func TestChartSchemaRejectsBadValues(t *testing.T) {
 		"unknown pull policy":     {map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "/image/pullPolicy"},
 		"extra args not a list":   {map[string]any{"manager": map[string]any{"extraArgs": "--zap-devel"}}, "/manager/extraArgs"},
 		"no workers":              {map[string]any{"manager": map[string]any{"probeWorkers": 0}}, "/manager/probeWorkers"},
+		"no reconcile workers":    {map[string]any{"manager": map[string]any{"reconcileWorkers": 0}}, "/manager/reconcileWorkers"},
+		"no API budget":           {map[string]any{"manager": map[string]any{"kubeApiQPS": 0}}, "/manager/kubeApiQPS"},
+		"fractional burst":        {map[string]any{"manager": map[string]any{"kubeApiBurst": 1.5}}, "/manager/kubeApiBurst"},
 		"mistyped security field": {map[string]any{"securityContext": map[string]any{"readOnlyRootFilesytem": true}}, "'readOnlyRootFilesytem' not allowed"},
 		"misspelt secrets key":    {map[string]any{"secrets": map[string]any{"acess": false}}, "'acess' not allowed"},
 		"secret access as a word": {map[string]any{"secrets": map[string]any{"access": "no"}}, "/secrets/access"},
