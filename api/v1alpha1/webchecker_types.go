@@ -28,7 +28,8 @@ const (
 	// accepted status code, and body when a bodyMatch is given), False
 	// while it does not, Unknown before the first result.
 	ConditionReady = "Ready"
-	// ReasonPending is the Ready reason before the first probe result.
+	// ReasonPending is the Ready reason while the first probe result is
+	// awaited (written once it has not come within a short grace).
 	ReasonPending = "Pending"
 
 	// ConditionCertificateValid is True while the served certificate chain
