@@ -23,10 +23,6 @@ type Member struct {
 // Expiry is renewTime + duration, on the writer's clock.
 func (m Member) Expiry() time.Time { return m.RenewTime.Add(m.Duration) }
 
-// LiveAt reports whether now is strictly before Expiry; see Live for when
-// that is a fair judge.
-func (m Member) LiveAt(now time.Time) bool { return now.Before(m.Expiry()) }
-
 // MemberOf reads the member a Lease describes. ok is false for a Lease that
 // describes no member: no holder, no renew time, or no positive duration
 // (for example a released one).
@@ -53,19 +49,30 @@ func MemberOf(lease *coordinationv1.Lease) (m Member, ok bool) {
 // machine). Replicas judge each other with Observations.Live, on the
 // observer's clock.
 func Live(leases []coordinationv1.Lease, now time.Time) (ids []string, nextExpiry time.Time) {
+	return liveBy(leases, now, func(_ *coordinationv1.Lease, m Member) time.Time { return m.Expiry() })
+}
+
+// liveBy returns the sorted ids of the members whose Leases expire after
+// now, by expiry, and the earliest of those expiries (zero when none is
+// live). A Lease being deleted is not live.
+func liveBy(leases []coordinationv1.Lease, now time.Time, expiry func(*coordinationv1.Lease, Member) time.Time) (ids []string, nextExpiry time.Time) {
 	for i := range leases {
 		if leases[i].DeletionTimestamp != nil {
 			continue
 		}
 		m, ok := MemberOf(&leases[i])
-		if !ok || !m.LiveAt(now) {
+		if !ok {
+			continue
+		}
+		until := expiry(&leases[i], m)
+		if !now.Before(until) {
 			continue
 		}
 		if !slices.Contains(ids, m.ID) {
 			ids = append(ids, m.ID)
 		}
-		if nextExpiry.IsZero() || m.Expiry().Before(nextExpiry) {
-			nextExpiry = m.Expiry()
+		if nextExpiry.IsZero() || until.Before(nextExpiry) {
+			nextExpiry = until
 		}
 	}
 	slices.Sort(ids)

@@ -1,7 +1,6 @@
 package membership
 
 import (
-	"slices"
 	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
@@ -94,27 +93,7 @@ func (o Observations) observedAt(l *coordinationv1.Lease, now time.Time) time.Ti
 // caller must look again then, because expiry is not an event. A Lease
 // being deleted is not live.
 func (o Observations) Live(leases []coordinationv1.Lease, now time.Time) (ids []string, nextExpiry time.Time) {
-	for i := range leases {
-		if leases[i].DeletionTimestamp != nil {
-			continue
-		}
-		m, ok := MemberOf(&leases[i])
-		if !ok {
-			continue
-		}
-		expiry := o.observedAt(&leases[i], now).Add(m.Duration)
-		if !now.Before(expiry) {
-			continue
-		}
-		if !slices.Contains(ids, m.ID) {
-			ids = append(ids, m.ID)
-		}
-		if nextExpiry.IsZero() || expiry.Before(nextExpiry) {
-			nextExpiry = expiry
-		}
-	}
-	slices.Sort(ids)
-	return ids, nextExpiry
+	return liveBy(leases, now, func(l *coordinationv1.Lease, m Member) time.Time { return o.observedAt(l, now).Add(m.Duration) })
 }
 
 // Stale returns the Leases that describe no live member and have not
