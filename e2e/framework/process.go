@@ -79,6 +79,9 @@ func (p *process) Exited() bool {
 	}
 }
 
+// Pid is the process's id, for reading its CPU time and memory from /proc.
+func (p *process) Pid() int { return p.cmd.Process.Pid }
+
 // Log returns everything the process printed so far.
 func (p *process) Log() string { return p.log.String() }
 

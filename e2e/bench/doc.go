@@ -1,0 +1,9 @@
+// Package bench holds webchecker's benchmarks, run by `make bench` (and, at
+// a tiny size, by `make test` so that they cannot rot): each subpackage is
+// a program that measures one part side by side with the reference tool in
+// the same run, prints a table and writes its figures as JSON under
+// bin/bench/.
+//
+//   - procstat reads a process's CPU time and memory from /proc;
+//   - report prints the tables and writes the JSON files.
+package bench
