@@ -52,7 +52,7 @@ func TestStatusIsNeverOverwrittenBlindly(t *testing.T) {
 	r := &controllers.WebCheckerReconciler{
 		Client:    staleReader{Client: k8sClient, old: old},
 		Scheduler: sched,
-		Ownership: soleOwner("stale-writer"),
+		Ownership: suiteOwner("stale-writer"),
 		Recorder:  events.NewFakeRecorder(10),
 		Trigger:   controllers.NewTrigger(1),
 	}

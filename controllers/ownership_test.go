@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/api/meta"
@@ -16,6 +17,8 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers"
@@ -32,6 +35,8 @@ type switchOwner struct {
 
 func (o *switchOwner) ShardID() string                { return o.shard }
 func (o *switchOwner) Owns(types.NamespacedName) bool { return o.owns.Load() }
+func (o *switchOwner) Members() []string              { return []string{o.shard} }
+func (o *switchOwner) Rebalances() uint64             { return 0 }
 
 // heldOutcomes is a Scheduler whose latest outcomes the test sets; like the
 // real one, it keeps an outcome while the check is upserted unchanged.
@@ -47,6 +52,9 @@ func (h *heldOutcomes) Remove(key types.NamespacedName) {
 	defer h.mu.Unlock()
 	delete(h.latest, key)
 }
+
+// Disown forgets the outcome, as the real scheduler does.
+func (h *heldOutcomes) Disown(key types.NamespacedName) { h.Remove(key) }
 
 func (h *heldOutcomes) Latest(key types.NamespacedName) (scheduler.Outcome, bool) {
 	h.mu.Lock()
@@ -207,4 +215,53 @@ func TestTakeOverStartsFromTheStoredCondition(t *testing.T) {
 	}
 	reconcile()
 	assert.Equal(t, metav1.ConditionFalse, ready(getChecker(t, key)).Status)
+}
+
+// TestHandOverNeedsNoReconcile: a replica schedules the checkers it does
+// not own, so that one it gains is probed at its next grid point and
+// written with no reconcile in between (nothing waits for the API), and one
+// it loses is not probed again.
+func TestHandOverNeedsNoReconcile(t *testing.T) {
+	t.Parallel()
+	target := framework.NewTarget()
+	t.Cleanup(target.Close)
+	owner := &switchOwner{shard: "handover-replica"}
+	mgr, err := ctrl.NewManager(k8sConfig, ctrl.Options{
+		Scheme:                 k8sClient.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// The suite's manager runs a controller of the same name.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	require.NoError(t, err)
+	require.NoError(t, setupReplica(mgr, replicaConfig{
+		shardID:       owner.shard,
+		ownership:     owner,
+		prober:        probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr()}),
+		initialJitter: 100 * time.Millisecond,
+		logger:        ctrl.Log.WithName("handover"),
+		registerer:    prometheus.NewRegistry(), // a second replica in this process
+	}))
+	framework.RunInTest(t, mgr)
+
+	wc := newChecker(newElsewhereNamespace(t), "handed-over", target.URL(), "/handover")
+	require.NoError(t, k8sClient.Create(context.Background(), wc))
+	key := client.ObjectKeyFromObject(wc)
+
+	// Owned by nobody yet: reconciled and scheduled, but neither probed
+	// nor written.
+	assert.Never(t, func() bool { return target.Count("/handover") > 0 }, 2*interval+500*time.Millisecond, poll, "probed while not owned")
+	assert.Empty(t, getChecker(t, key).Status.Conditions, "status written while not owned")
+
+	// Gained, with nothing to reconcile it: probed at its next grid point,
+	// and the first result written under this shard.
+	owner.owns.Store(true)
+	require.Eventually(t, func() bool { return target.Count("/handover") > 0 }, interval+2*time.Second, poll, "a gained checker was not probed without a reconcile")
+	written := waitReady(t, key, metav1.ConditionTrue, "", 3*time.Second)
+	assert.Equal(t, owner.shard, written.Status.Shard)
+
+	// Lost: no probe starts any more.
+	owner.owns.Store(false)
+	probed := target.Count("/handover")
+	assert.Never(t, func() bool { return target.Count("/handover") > probed }, 2*interval+500*time.Millisecond, poll, "probed after it was lost")
 }

@@ -155,6 +155,15 @@ type replicaConfig struct {
 	scope         controllers.WatchScope
 	logger        logr.Logger
 	registerer    prometheus.Registerer
+	// ownership decides what the replica owns; nil is suiteOwner.
+	ownership replicaOwnership
+}
+
+// replicaOwnership is what a test replica's reconciler and metrics need of
+// its ring.
+type replicaOwnership interface {
+	controllers.Ownership
+	metrics.ShardSource
 }
 
 // setupReplica wires what the tests run of a replica into mgr: the probe
@@ -164,8 +173,12 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 	trigger := controllers.NewTrigger(0)
 	tracker := controllers.NewTracker(trigger.Notify)
 	m := metrics.New()
+	if c.ownership == nil {
+		c.ownership = suiteOwner(c.shardID)
+	}
 	sched, err := scheduler.New(scheduler.Options{
 		Prober:        c.prober,
+		Owns:          c.ownership.Owns,
 		Workers:       c.workers,
 		InitialJitter: c.initialJitter,
 		Notify:        trigger.Notify,
@@ -178,12 +191,12 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 	if err := mgr.Add(sched); err != nil {
 		return err
 	}
-	if err := m.Register(c.registerer, sched, soleOwner(c.shardID)); err != nil {
+	if err := m.Register(c.registerer, sched, c.ownership); err != nil {
 		return err
 	}
 	r := &controllers.WebCheckerReconciler{
 		Scheduler:         sched,
-		Ownership:         soleOwner(c.shardID),
+		Ownership:         c.ownership,
 		Trigger:           trigger,
 		Tracker:           tracker,
 		Metrics:           m,
@@ -196,14 +209,30 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 	return r.SetupWithManager(mgr)
 }
 
-// soleOwner is the Ownership of a replica alone on its ring: it owns every
-// checker.
-type soleOwner string
+// suiteOwner is the Ownership of a replica alone on its ring: it owns every
+// checker but those in namespaces named elsewhere-..., which tests give to
+// replicas of their own (see newElsewhereNamespace).
+type suiteOwner string
 
-func (o soleOwner) ShardID() string              { return string(o) }
-func (soleOwner) Owns(types.NamespacedName) bool { return true }
-func (o soleOwner) Members() []string            { return []string{string(o)} }
-func (soleOwner) Rebalances() uint64             { return 0 }
+func (o suiteOwner) ShardID() string { return string(o) }
+func (suiteOwner) Owns(key types.NamespacedName) bool {
+	return !strings.HasPrefix(key.Namespace, elsewherePrefix)
+}
+func (o suiteOwner) Members() []string { return []string{string(o)} }
+func (suiteOwner) Rebalances() uint64  { return 0 }
+
+// elsewherePrefix starts the names of the namespaces whose checkers the
+// suite's replica does not own.
+const elsewherePrefix = "elsewhere-"
+
+// newElsewhereNamespace creates a namespace of its own for one test, whose
+// checkers the suite's replica does not own.
+func newElsewhereNamespace(t *testing.T) string {
+	t.Helper()
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: elsewherePrefix}}
+	require.NoError(t, k8sClient.Create(context.Background(), ns))
+	return ns.Name
+}
 
 // zapLevel is info, or debug when WEBCHECKER_TEST_DEBUG is set.
 func zapLevel() zapcore.Level {

@@ -145,6 +145,17 @@ func (t *Tracker) forget(key types.NamespacedName) {
 	delete(t.checkers, key)
 }
 
+// disowned is called when this replica does not own the checker (any
+// more): the scheduler forgot its outcome, so the streak, and what a
+// take-over made stale, start over if it comes back.
+func (t *Tracker) disowned(key types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.checkers[key]; c != nil {
+		c.n, c.stale, c.awaitingFresh = 0, time.Time{}, false
+	}
+}
+
 // foreignStatus is called when the stored status of the checker, at
 // resourceVersion rv, names another replica: someone else wrote it after
 // this replica's outcomes, or never this replica. Unless that copy was

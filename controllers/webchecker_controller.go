@@ -69,13 +69,21 @@ type Ownership interface {
 type Scheduler interface {
 	Upsert(scheduler.Check)
 	Remove(types.NamespacedName)
+	Disown(types.NamespacedName)
 	Latest(types.NamespacedName) (scheduler.Outcome, bool)
 }
 
 var _ Scheduler = (*scheduler.Scheduler)(nil)
 
 // WebCheckerReconciler keeps the scheduler's set of checks in line with the
-// WebChecker objects this replica owns and writes their status.
+// WebChecker objects and writes the status of those this replica owns.
+//
+// Every replica schedules every checker it could probe, owned or not: the
+// scheduler asks Ownership right before each probe, so a checker gained in
+// a hand-over is probed at its next grid point without waiting for a
+// reconcile, and a lost one is not probed again. Reconciling a checker that
+// is not owned disowns it in the scheduler (a probe in flight is cancelled,
+// the outcome forgotten) and leaves its status to the owner.
 type WebCheckerReconciler struct {
 	// Client reads WebCheckers (from the cache) and patches their status.
 	Client client.Client
@@ -205,18 +213,8 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		// A read failed that a retry may fix: the schedule stays as it is.
 		return ctrl.Result{}, err
 	}
-	if p.check != nil {
-		r.Scheduler.Upsert(*p.check)
-		if r.Tracker != nil {
-			r.Tracker.track(key, p.check.Generation, p.thresholds)
-		}
-	} else {
-		r.Scheduler.Remove(key)
-		if r.Tracker != nil {
-			r.Tracker.forget(key)
-		}
-	}
-	if !p.writeStatus {
+	r.schedule(key, p)
+	if !p.owned {
 		return ctrl.Result{}, nil
 	}
 	latest := r.outcome(wc, p)
@@ -227,6 +225,29 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return r.handleWriteError(ctx, err)
 	}
 	return ctrl.Result{}, p.done
+}
+
+// schedule applies p to the scheduler and the Tracker: the check is
+// upserted, and disowned when this replica does not own it, or removed
+// when there is nothing to probe.
+func (r *WebCheckerReconciler) schedule(key types.NamespacedName, p plan) {
+	if p.check == nil {
+		r.Scheduler.Remove(key)
+		if r.Tracker != nil {
+			r.Tracker.forget(key)
+		}
+		return
+	}
+	r.Scheduler.Upsert(*p.check)
+	if r.Tracker != nil {
+		r.Tracker.track(key, p.check.Generation, p.thresholds)
+	}
+	if !p.owned {
+		r.Scheduler.Disown(key)
+		if r.Tracker != nil {
+			r.Tracker.disowned(key)
+		}
+	}
 }
 
 // pendingWait is how much longer to wait before writing Pending for wc,
@@ -244,13 +265,14 @@ func (r *WebCheckerReconciler) pendingWait(key types.NamespacedName, wc *webchec
 // plan is what this replica does with one checker, decided before anything
 // is applied.
 type plan struct {
-	// check is the check to schedule; nil removes the checker from the
-	// scheduler.
+	// check is the check to schedule, owned or not; nil removes the
+	// checker from the scheduler.
 	check *scheduler.Check
 	// thresholds apply to the probes of check.
 	thresholds Thresholds
-	// writeStatus is true when this replica writes the checker's status.
-	writeStatus bool
+	// owned is true when this replica owns the checker: it probes it and
+	// writes its status.
+	owned bool
 	// notProbed, when not nil, is why the checker cannot be probed; it is
 	// written to the status instead of a probe outcome.
 	notProbed *probing.Result
@@ -262,9 +284,8 @@ type plan struct {
 // plan decides what to do with the checker key, whose object is wc (nil
 // when it does not exist). An error is a failed read worth retrying.
 func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedName, wc *webcheckerv1alpha1.WebChecker) (plan, error) {
-	if wc == nil || !wc.DeletionTimestamp.IsZero() || !r.Ownership.Owns(key) {
-		// Gone, going, or not ours (any more): stop probing and leave the
-		// status to the owner.
+	if wc == nil || !wc.DeletionTimestamp.IsZero() {
+		// Gone or going: stop probing.
 		return plan{}, nil
 	}
 	if r.NamespaceSelector != nil {
@@ -282,24 +303,25 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	if err == nil {
 		thresholds, err = ThresholdsFor(wc)
 	}
+	owned := r.Ownership.Owns(key)
 	var secretErr *SecretError
 	var readErr *secretReadError
 	switch {
 	case err == nil:
-		return plan{check: &check, thresholds: thresholds, writeStatus: true}, nil
+		return plan{check: &check, thresholds: thresholds, owned: owned}, nil
 	case errors.As(err, &readErr):
 		return plan{}, err
 	case errors.As(err, &secretErr):
 		// Not probed until the Secret (watched) or the spec changes.
-		return plan{writeStatus: true, notProbed: &probing.Result{Reason: secretErr.Reason, Message: secretErr.Message}}, nil
+		return plan{owned: owned, notProbed: &probing.Result{Reason: secretErr.Reason, Message: secretErr.Message}}, nil
 	default:
 		// The API server's validation should have caught this; an object
 		// stored before a stricter CRD can still get here. Report it, do
 		// not retry: only a spec change can fix it.
 		return plan{
-			writeStatus: true,
-			notProbed:   &probing.Result{Reason: probing.ReasonInvalidTarget, Message: err.Error()},
-			done:        reconcile.TerminalError(err),
+			owned:     owned,
+			notProbed: &probing.Result{Reason: probing.ReasonInvalidTarget, Message: err.Error()},
+			done:      reconcile.TerminalError(err),
 		}, nil
 	}
 }

@@ -101,6 +101,11 @@
 // replica is limited too: set NamespaceShare to 1 to let it use every
 // worker.
 //
+// A replica schedules every check, owned or not, so that a change of
+// ownership needs no Upsert: a check gained is probed at its next grid
+// point. Disown, called when a check is lost, cancels its probe in flight
+// and forgets its Outcome but keeps it on the grid.
+//
 // Remove, and an Upsert that changes a check, cancel the probe in flight for
 // that key. Its late result is discarded because the revision it was started
 // for is no longer current. Until that cancelled probe has actually returned,

@@ -84,3 +84,52 @@ func TestOwnershipAskedRightBeforeTheProbe(t *testing.T) {
 	h.waitCallsTo(b.Target.URL, 1)
 	assert.Equal(t, t0.Add(10*time.Second), h.prober.callsTo(b.Target.URL)[0].At, "still scheduled")
 }
+
+// Disown cancels the probe in flight and forgets the outcome, and keeps the
+// check on its grid: once owned again it is probed at its next grid point
+// without another Upsert, and only that probe's outcome is reported.
+func TestDisownStopsAtOnceAndKeepsTheGrid(t *testing.T) {
+	own := &switchOwner{}
+	own.owns.Store(true)
+	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
+		o.Rand = zeroRand
+		o.Phase = zeroPhase
+		o.Owns = own.Owns
+	})
+	c := checkN(0, 1, 10*time.Second, "v1")
+	h.s.Upsert(c)
+	h.start()
+	h.waitCalls(1)
+	h.waitLatest(c.Key, func(scheduler.Outcome) bool { return true }, "first outcome")
+
+	// The next probe hangs; the check is lost while it runs.
+	release := h.prober.block(c.Target.URL, false)
+	defer release()
+	h.step(10 * time.Second)
+	h.waitCalls(2)
+	own.owns.Store(false)
+	h.s.Disown(c.Key)
+	require.Eventually(t, func() bool { return h.prober.cancelledCount(c.Target.URL) == 1 }, waitFor, poll,
+		"the probe in flight was not cancelled")
+	h.settle()
+	_, ok := h.s.Latest(c.Key)
+	assert.False(t, ok, "the outcome from before the loss is still held")
+	st, ok := stateOf(t, h.s, c.Key)
+	require.True(t, ok, "Disown removed the check")
+	assert.False(t, st.HasOutcome)
+	release()
+
+	h.step(10 * time.Second) // t0+20s: not owned, skipped
+	h.settle()
+	assert.Equal(t, 2, h.prober.numCalls())
+
+	own.owns.Store(true)
+	h.step(10 * time.Second) // t0+30s: owned again, on the grid
+	h.waitCalls(3)
+	assert.Equal(t, t0.Add(30*time.Second), h.prober.allCalls()[2].At)
+	got := h.waitLatest(c.Key, func(scheduler.Outcome) bool { return true }, "outcome after the comeback")
+	assert.Equal(t, t0.Add(30*time.Second), got.Time)
+
+	h.s.Disown(keyN(99)) // unknown: no-op
+	assert.Equal(t, 1, h.s.Len())
+}

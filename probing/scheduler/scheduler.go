@@ -299,6 +299,29 @@ func (s *Scheduler) Remove(key types.NamespacedName) {
 	}
 }
 
+// Disown is called when this replica stops owning key (Options.Owns turned
+// false): a probe in flight is cancelled at once and its result discarded,
+// and the Outcome is forgotten, so that nothing measured before the loss is
+// reported if the check comes back. Unlike Remove, the check stays
+// scheduled on its grid: once Owns reports it owned again it is probed at
+// its next grid point, without another Upsert. Disowning an unknown key is
+// a no-op.
+func (s *Scheduler) Disown(key types.NamespacedName) {
+	s.mu.Lock()
+	e, exists := s.checks[key]
+	if exists {
+		e.outcome, e.hasOutcome = Outcome{}, false
+		if f := s.flights[key]; f != nil {
+			f.cancel()
+		}
+	}
+	s.mu.Unlock()
+
+	if exists {
+		s.log.V(1).Info("Check disowned", "checker", key)
+	}
+}
+
 // Latest returns the Outcome of the latest completed probe of the current
 // revision of the check with key, and false if there is none yet.
 func (s *Scheduler) Latest(key types.NamespacedName) (Outcome, bool) {
