@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -31,7 +32,18 @@ type WatchScope struct {
 	SecretSelector labels.Selector
 }
 
-// ApplyTo restricts the cache options opts to the scope.
+// helmReleaseSecretType is the type of the Secrets in which Helm records
+// every revision of every release: often hundreds of KiB each, and never
+// of use to a checker. The cache never holds them.
+const helmReleaseSecretType corev1.SecretType = "helm.sh/release.v1"
+
+// helmReleasePrefix starts the names of Helm's release Secrets.
+const helmReleasePrefix = "sh.helm.release.v1."
+
+// ApplyTo restricts the cache options opts to the scope. Secrets (cached
+// only when checkers may use them) are held as narrowly as the scope
+// allows: those matching SecretSelector, in the namespaces served, and
+// never Helm's release records.
 func (s WatchScope) ApplyTo(opts cache.Options) cache.Options {
 	if len(s.Namespaces) > 0 {
 		opts.DefaultNamespaces = map[string]cache.Config{}
@@ -39,19 +51,18 @@ func (s WatchScope) ApplyTo(opts cache.Options) cache.Options {
 			opts.DefaultNamespaces[ns] = cache.Config{}
 		}
 	}
-	if s.NamespaceSelector != nil || s.SecretSelector != nil {
-		byObject := map[client.Object]cache.ByObject{}
-		for obj, o := range opts.ByObject {
-			byObject[obj] = o
-		}
-		if s.NamespaceSelector != nil {
-			byObject[&corev1.Namespace{}] = cache.ByObject{Label: s.NamespaceSelector}
-		}
-		if s.SecretSelector != nil {
-			byObject[&corev1.Secret{}] = cache.ByObject{Label: s.SecretSelector}
-		}
-		opts.ByObject = byObject
+	byObject := map[client.Object]cache.ByObject{}
+	for obj, o := range opts.ByObject {
+		byObject[obj] = o
 	}
+	if s.NamespaceSelector != nil {
+		byObject[&corev1.Namespace{}] = cache.ByObject{Label: s.NamespaceSelector}
+	}
+	byObject[&corev1.Secret{}] = cache.ByObject{
+		Label: s.SecretSelector,
+		Field: fields.OneTermNotEqualSelector("type", string(helmReleaseSecretType)),
+	}
+	opts.ByObject = byObject
 	return opts
 }
 

@@ -149,3 +149,45 @@ func TestSecretSelector(t *testing.T) {
 	assert.Equal(t, probing.ReasonSecretUnavailable, secretErr.Reason)
 	assert.Equal(t, `spec.bearerTokenSecretRef: Secret "unlabelled" not found among the Secrets labelled webchecker.test/probe=true`, secretErr.Message)
 }
+
+// TestCacheNeverHoldsHelmReleases checks that a cache built with any scope
+// leaves out Helm's release Secrets (large, and of no use to a checker),
+// and that a checker referring to one is told why it is not found.
+func TestCacheNeverHoldsHelmReleases(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	scope := controllers.WatchScope{Namespaces: []string{ns}}
+	c, err := cache.New(k8sConfig, scope.ApplyTo(cache.Options{Scheme: k8sClient.Scheme()}))
+	require.NoError(t, err)
+	framework.RunInTest(t, c)
+
+	const release = "sh.helm.release.v1.shop.v1"
+	require.NoError(t, k8sClient.Create(context.Background(), &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: release},
+		Type:       "helm.sh/release.v1",
+		Data:       map[string][]byte{"release": []byte("H4sI...")},
+	}))
+	putSecret(t, ns, "plain", map[string]string{"token": "t0k"})
+
+	wc := newChecker(ns, "helm", "https://example.com", "/")
+	wc.Spec.BearerTokenSecretRef = secretKey("plain", "token")
+	secrets := controllers.SecretReader(t.Context(), c, ns, nil)
+	require.Eventually(t, func() bool {
+		check, err := controllers.CheckFor(wc, secrets)
+		return err == nil && check.Target.BearerToken == "t0k"
+	}, secretTimeout, poll, "the Opaque Secret never showed in the cache")
+
+	var cached corev1.SecretList
+	require.NoError(t, c.List(context.Background(), &cached, client.InNamespace(ns)))
+	names := []string{}
+	for _, s := range cached.Items {
+		names = append(names, s.Name)
+	}
+	assert.Equal(t, []string{"plain"}, names)
+
+	wc.Spec.BearerTokenSecretRef = secretKey(release, "release")
+	_, err = controllers.CheckFor(wc, secrets)
+	var secretErr *controllers.SecretError
+	require.ErrorAs(t, err, &secretErr)
+	assert.Equal(t, `spec.bearerTokenSecretRef: Secret "sh.helm.release.v1.shop.v1" not found (Helm's release records are never read)`, secretErr.Message)
+}

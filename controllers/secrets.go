@@ -196,6 +196,9 @@ func (secrets SecretValues) value(field, name, key string) ([]byte, error) {
 		if errors.As(err, &unselected) {
 			msg += fmt.Sprintf(" among the Secrets labelled %s", unselected.selector)
 		}
+		if strings.HasPrefix(name, helmReleasePrefix) {
+			msg += " (Helm's release records are never read)"
+		}
 		return nil, &SecretError{Reason: probing.ReasonSecretUnavailable, Message: msg}
 	case errors.Is(err, ErrMissingKey):
 		return nil, &SecretError{Reason: probing.ReasonSecretUnavailable, Message: fmt.Sprintf("%s: Secret %q has no key %q", field, name, key)}
