@@ -113,7 +113,7 @@ lint-chart: $(HELM_STAMP) ## Lint the Helm chart (strict).
 ##@ Test
 
 .PHONY: test
-test: $(KUBE_STAMP) $(ETCD_STAMP) prometheus generate manifests build ## Run every test: unit, envtest integration, e2e, then the chart's (its own module; they lint it with the Helm SDK).
+test: $(KUBE_STAMP) $(ETCD_STAMP) debian-tools generate manifests build ## Run every test: unit, envtest integration, e2e, then the chart's (its own module; they lint it with the Helm SDK).
 	go test $(GO_TEST_FLAGS) -timeout 20m $$(go list ./... | grep -v /e2e)
 	$(E2E_TEST) ./e2e/...
 	cd $(CHART_TESTS) && $(E2E_TEST) ./...
@@ -123,7 +123,7 @@ unit: ## Run only the tests that need no control plane (-short skips those of cm
 	go test $(GO_TEST_FLAGS) -short ./probing/... ./sharding/ring/... ./cmd/...
 
 .PHONY: e2e
-e2e: $(KUBE_STAMP) $(ETCD_STAMP) prometheus build ## Run only the end-to-end tests (the built manager against a local control plane), the chart's included.
+e2e: $(KUBE_STAMP) $(ETCD_STAMP) debian-tools build ## Run only the end-to-end tests (the built manager against a local control plane), the chart's included.
 	$(E2E_TEST) -v ./e2e/...
 	cd $(CHART_TESTS) && $(E2E_TEST) -v ./...
 
@@ -149,14 +149,25 @@ clean: ## Remove built binaries (keeps the cached tools).
 .PHONY: tools
 tools: $(KUBE_STAMP) $(ETCD_STAMP) $(CONTROLLER_GEN_STAMP) $(HELM_STAMP) ## Build every pinned tool.
 
-# The metrics e2e test runs a real Prometheus server and promtool: Debian's
-# prometheus package, installed when missing (as root, or through sudo).
-.PHONY: prometheus
-prometheus: ## Install Debian's prometheus package (prometheus, promtool) if missing.
-	@if ! command -v prometheus >/dev/null || ! command -v promtool >/dev/null; then \
-		echo ">> installing Debian's prometheus package"; \
+# Tools the tests and benchmarks run that Go modules cannot build (C
+# programs, or the reference tool as users install it): Debian's packages,
+# installed when missing (as root, or through sudo). Each entry is
+# command:package.
+DEBIAN_TOOLS := prometheus:prometheus promtool:prometheus \
+	prometheus-blackbox-exporter:prometheus-blackbox-exporter wrk:wrk
+
+# The metrics e2e test runs a real Prometheus server and promtool; the
+# benchmarks (and their smoke runs in make test) compare with Debian's
+# blackbox exporter and wrk.
+.PHONY: debian-tools
+debian-tools: ## Install the Debian packages the tests and benchmarks need (prometheus, promtool, blackbox exporter, wrk) if missing.
+	@missing=; for entry in $(DEBIAN_TOOLS); do \
+		command -v "$${entry%%:*}" >/dev/null || missing="$$missing $${entry#*:}"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+		echo ">> installing Debian packages:$$missing"; \
 		sudo=; [ "$$(id -u)" = 0 ] || sudo=sudo; \
-		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends prometheus; \
+		$$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 
 $(KUBE_STAMP): e2e/tools/kubernetes/go.mod e2e/tools/kubernetes/go.sum

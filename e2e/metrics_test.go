@@ -176,7 +176,7 @@ func TestMetricsWithPrometheus(t *testing.T) {
 	// 2. The exposition of a real scrape passes promtool.
 	t.Run("promtool check metrics", func(t *testing.T) {
 		promtool, err := exec.LookPath("promtool")
-		require.NoError(t, err, "promtool comes with Debian's prometheus package (make prometheus)")
+		require.NoError(t, err, "promtool comes with Debian's prometheus package (make debian-tools)")
 		resp, err := http.Get("http://" + replicas[0].MetricsAddr + "/metrics")
 		require.NoError(t, err)
 		exposition, err := io.ReadAll(resp.Body)

@@ -115,7 +115,7 @@ func ruleSet(rules []rbacv1.PolicyRule) []string {
 func promtoolRuleTest(t *testing.T, unitTest string) {
 	t.Helper()
 	promtool, err := exec.LookPath("promtool")
-	require.NoError(t, err, "promtool comes with Debian's prometheus package: make prometheus")
+	require.NoError(t, err, "promtool comes with Debian's prometheus package: make debian-tools")
 	r := renderChart(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
 	rule := r.find("PrometheusRule", "webchecker")
 	require.NotNil(t, rule)

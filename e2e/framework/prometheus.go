@@ -23,7 +23,7 @@ func PrometheusBinary() (string, error) {
 	}
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
-		return "", fmt.Errorf("no prometheus server: install Debian's prometheus package (make prometheus) or set $PROMETHEUS: %w", err)
+		return "", fmt.Errorf("no prometheus server: install Debian's prometheus package (make debian-tools) or set $PROMETHEUS: %w", err)
 	}
 	return bin, nil
 }
