@@ -1,0 +1,87 @@
+package main
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+)
+
+// serveCommand is the hidden first argument that makes the bench binary
+// (or its test binary, see TestMain) the target server instead.
+const serveCommand = "serve"
+
+// listeningPrefix starts the line on which the target server prints its
+// address.
+const listeningPrefix = "listening on "
+
+// isServe reports whether args (os.Args) ask for the target server.
+func isServe(args []string) bool { return len(args) > 1 && args[1] == serveCommand }
+
+// serve runs the target server: HTTP/1.1 on a free port of 127.0.0.1,
+// answering every request with 200 and "ok\n", keep-alive allowed. It
+// prints its address on stdout, then serves until it is killed.
+func serve() error {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("listening: %w", err)
+	}
+	fmt.Println(listeningPrefix + ln.Addr().String())
+	body := []byte("ok\n")
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = w.Write(body)
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	return fmt.Errorf("serving: %w", srv.Serve(ln))
+}
+
+// target is the target server, running as a child process so that its CPU
+// is not the engine's.
+type target struct {
+	*child
+	// addr is its host:port on 127.0.0.1.
+	addr string
+}
+
+// url is the URL every phase requests.
+func (t *target) url() string { return "http://" + t.addr + "/" }
+
+// startTarget re-executes this binary as the target server and waits for
+// its address.
+func startTarget() (*target, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding the bench binary: %w", err)
+	}
+	stdout, w := io.Pipe()
+	c, err := startChild("target server", self, []string{serveCommand}, w)
+	if err != nil {
+		return nil, err
+	}
+	addr := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if a, ok := strings.CutPrefix(sc.Text(), listeningPrefix); ok {
+				addr <- a
+			}
+		}
+		_, _ = io.Copy(io.Discard, stdout)
+	}()
+	select {
+	case a := <-addr:
+		return &target{child: c, addr: a}, nil
+	case <-time.After(10 * time.Second):
+		c.stop()
+		_ = w.Close()
+		return nil, errors.New("the target server printed no address within 10s:\n" + c.out.String())
+	}
+}
