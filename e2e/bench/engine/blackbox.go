@@ -110,7 +110,7 @@ func runBlackbox(cfg config, tgt *target, binary string) (loopResult, time.Durat
 	probeURL := "http://" + b.addr + "/probe?" + url.Values{"module": {blackboxModule}, "target": {tgt.url()}}.Encode()
 	client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: cfg.concurrency}}
 	defer client.CloseIdleConnections()
-	m, err := startMeter(b.pid(), tgt.pid(), procstat.Self)
+	m, err := startMeter(tgt, b.pid(), procstat.Self)
 	if err != nil {
 		return loopResult{}, 0, err
 	}
@@ -127,7 +127,7 @@ func runBlackbox(cfg config, tgt *target, binary string) (loopResult, time.Durat
 	if err != nil {
 		return loopResult{}, 0, err
 	}
-	return loopResult{counts: c, wall: u.wall, cpu: u.cpu[0], target: u.cpu[1]}, u.cpu[2], nil
+	return loopResult{counts: c, wall: u.wall, cpu: u.cpu[0], target: u.target}, u.cpu[1], nil
 }
 
 // directClient never goes through a proxy: every request of the bench is

@@ -83,6 +83,10 @@ func TestSmokeRun(t *testing.T) {
 			assert.NotNil(t, row.Met, name)
 		}
 	}
+	// A fresh connection is one connection per probe, for the engine as
+	// for the exporter.
+	assert.InDelta(t, 1, rows[sectionProber+": connections per probe, fresh"].Value, 0.01)
+	assert.InDelta(t, 1, rows[sectionBlackbox+": connections per probe"].Value, 0.01)
 	// Every probe of a healthy loopback target succeeds.
 	for _, name := range []string{sectionProber + ": failed probes, fresh connection", sectionProber + ": failed probes, reused connections", sectionBlackbox + ": failed probes", sectionSchedule + ": failed probes"} {
 		assert.Zero(t, rows[name].Value, name)

@@ -32,6 +32,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/networkio/webchecker/e2e/bench/report"
 	"github.com/networkio/webchecker/e2e/framework"
@@ -71,11 +72,14 @@ func run(ctx context.Context, args []string, stdout, progress io.Writer) error {
 
 	params := cfg.params()
 	tl.addParams(params, cfg)
+	params["loadAverageBefore"] = loadAverage()
 	rep := report.New("engine", params)
 	res, err := runPhases(ctx, cfg, tl, tgt, progress)
 	if err != nil {
 		return err
 	}
+	params["loadAverageAfter"] = loadAverage()
+	res.offered = float64(cfg.checks) / cfg.interval.Seconds()
 	res.addRows(rep)
 	if err := rep.Print(stdout); err != nil {
 		return err
@@ -114,6 +118,17 @@ func runPhases(ctx context.Context, cfg config, tl tools, tgt *target, progress 
 		return r, fmt.Errorf("scheduler: %w", err)
 	}
 	return r, nil
+}
+
+// loadAverage is the machine's 1, 5 and 15 minute load averages, which say
+// how much other work shared the CPUs with the bench.
+func loadAverage() string {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown: " + err.Error()
+	}
+	fields := strings.Fields(string(data))
+	return strings.Join(fields[:min(3, len(fields))], " ")
 }
 
 // outDir is dir, or bin/bench under the repository root when dir is empty.

@@ -67,9 +67,15 @@ func probeTimeout(interval time.Duration) time.Duration {
 // loopResult is what a closed loop of one client measured.
 type loopResult struct {
 	counts
-	// wall is the phase's duration; cpu the CPU time of the measured
-	// process over it, target that of the target server.
-	wall, cpu, target time.Duration
+	// wall is the phase's duration, cpu the CPU time of the measured
+	// process over it.
+	wall, cpu time.Duration
+	target    targetLoad
+}
+
+// connsPerCall is the connections the target accepted per call.
+func (r loopResult) connsPerCall() float64 {
+	return ratio(float64(r.target.conns), float64(r.ok+r.failed))
 }
 
 // probesPerSecond counts only successful probes (or requests).
@@ -93,7 +99,7 @@ func runProber(cfg config, tgt *target, reuse bool) (loopResult, error) {
 		return loopResult{}, err
 	}
 	ctx := context.Background()
-	m, err := startMeter(procstat.Self, tgt.pid())
+	m, err := startMeter(tgt, procstat.Self)
 	if err != nil {
 		return loopResult{}, err
 	}
@@ -102,5 +108,5 @@ func runProber(cfg config, tgt *target, reuse bool) (loopResult, error) {
 	if err != nil {
 		return loopResult{}, err
 	}
-	return loopResult{counts: c, wall: u.wall, cpu: u.cpu[0], target: u.cpu[1]}, nil
+	return loopResult{counts: c, wall: u.wall, cpu: u.cpu[0], target: u.target}, nil
 }

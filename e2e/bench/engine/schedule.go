@@ -70,6 +70,7 @@ type scheduleResult struct {
 	// wall its length, cpu this process's CPU time over it.
 	probes, failed int64
 	wall, cpu      time.Duration
+	target         targetLoad
 	// lags are the sorted start lags of every probe but each check's
 	// first, from the start of the phase to the end of the window.
 	lags []time.Duration
@@ -102,7 +103,7 @@ func runSchedule(ctx context.Context, cfg config, tgt *target) (scheduleResult, 
 	ctx, cancel := context.WithCancel(ctx)
 	stopped := make(chan error, 1)
 	go func() { stopped <- s.Start(ctx) }()
-	r, err := measureSchedule(cfg, obs)
+	r, err := measureSchedule(cfg, tgt, obs)
 	cancel()
 	if startErr := <-stopped; err == nil && startErr != nil {
 		err = fmt.Errorf("running the scheduler: %w", startErr)
@@ -111,9 +112,9 @@ func runSchedule(ctx context.Context, cfg config, tgt *target) (scheduleResult, 
 }
 
 // measureSchedule waits out 1.5 intervals, then measures for 2.
-func measureSchedule(cfg config, obs *lagObserver) (scheduleResult, error) {
+func measureSchedule(cfg config, tgt *target, obs *lagObserver) (scheduleResult, error) {
 	time.Sleep(cfg.interval * 3 / 2)
-	m, err := startMeter(procstat.Self)
+	m, err := startMeter(tgt, procstat.Self)
 	if err != nil {
 		return scheduleResult{}, err
 	}
@@ -128,7 +129,7 @@ func measureSchedule(cfg config, obs *lagObserver) (scheduleResult, error) {
 	lags := slices.Clone(obs.lags)
 	obs.mu.Unlock()
 	slices.Sort(lags)
-	return scheduleResult{probes: obs.finished.Load(), failed: obs.failed.Load(), wall: u.wall, cpu: u.cpu[0], lags: lags}, nil
+	return scheduleResult{probes: obs.finished.Load(), failed: obs.failed.Load(), wall: u.wall, cpu: u.cpu[0], target: u.target, lags: lags}, nil
 }
 
 // percentile is the q-quantile (0 < q <= 1) of sorted by the nearest-rank

@@ -17,11 +17,11 @@ type wrkResult struct {
 	rate     float64
 	errors   int64
 	// cpu is wrk's CPU time since it started, read from /proc when it
-	// exited (startup included, a few milliseconds); target that of
-	// the target server meanwhile.
-	cpu, target time.Duration
-	threads     int
-	seconds     int
+	// exited (startup included, a few milliseconds).
+	cpu     time.Duration
+	target  targetLoad
+	threads int
+	seconds int
 }
 
 // wrkThreads is the number of wrk threads for connections: one per CPU,
@@ -32,7 +32,7 @@ func wrkThreads(connections int) int { return min(runtime.NumCPU(), connections)
 // connections for d (rounded up to whole seconds, wrk's unit).
 func runWrk(cfg config, tgt *target, binary string) (wrkResult, error) {
 	r := wrkResult{threads: wrkThreads(cfg.concurrency), seconds: int(math.Ceil(cfg.duration.Seconds()))}
-	m, err := startMeter(tgt.pid())
+	m, err := startMeter(tgt)
 	if err != nil {
 		return wrkResult{}, err
 	}
@@ -52,7 +52,7 @@ func runWrk(cfg config, tgt *target, binary string) (wrkResult, error) {
 	if err != nil {
 		return wrkResult{}, err
 	}
-	r.cpu, r.target = last.CPU, u.cpu[0]
+	r.cpu, r.target = last.CPU, u.target
 	if err := parseWrk(c.out.String(), &r); err != nil {
 		return wrkResult{}, err
 	}
