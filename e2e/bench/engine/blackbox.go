@@ -62,7 +62,7 @@ func startBlackbox(binary string, timeout time.Duration) (*blackbox, error) {
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 	c, err := startChild("prometheus-blackbox-exporter", binary, []string{
 		"--config.file=" + config, "--web.listen-address=" + addr, "--log.level=warn",
-	}, nil)
+	})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err

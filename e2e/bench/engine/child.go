@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -29,17 +28,12 @@ type child struct {
 	err      error
 }
 
-// startChild starts binary with args. stdout, when not nil, receives the
-// child's standard output instead of the in-memory log (the target server
-// prints its address there).
-func startChild(name, binary string, args []string, stdout io.Writer) (*child, error) {
+// startChild starts binary with args.
+func startChild(name, binary string, args []string) (*child, error) {
 	c := &child{name: name}
 	c.cmd = exec.Command(binary, args...)
 	c.cmd.Env = withoutProxies(os.Environ())
 	c.cmd.Stdout, c.cmd.Stderr = &c.out, &c.out
-	if stdout != nil {
-		c.cmd.Stdout = stdout
-	}
 	// Killed with the bench; a process group of its own keeps a
 	// terminal's Ctrl-C away from it, so the bench stops it in order.
 	c.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}

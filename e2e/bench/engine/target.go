@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -97,27 +96,24 @@ func startTarget() (*target, error) {
 	if err != nil {
 		return nil, fmt.Errorf("finding the bench binary: %w", err)
 	}
-	stdout, w := io.Pipe()
-	c, err := startChild("target server", self, []string{serveCommand}, w)
+	c, err := startChild("target server", self, []string{serveCommand})
 	if err != nil {
 		return nil, err
 	}
-	addr := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if a, ok := strings.CutPrefix(sc.Text(), listeningPrefix); ok {
-				addr <- a
+	t := &target{child: c}
+	err = waitUntil(10*time.Second, func() error {
+		lines := strings.Split(c.out.String(), "\n")
+		for _, line := range lines[:len(lines)-1] { // whole lines only
+			if addr, ok := strings.CutPrefix(line, listeningPrefix); ok {
+				t.addr = addr
+				return nil
 			}
 		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	select {
-	case a := <-addr:
-		return &target{child: c, addr: a}, nil
-	case <-time.After(10 * time.Second):
+		return errors.New("no address printed")
+	})
+	if err != nil {
 		c.stop()
-		_ = w.Close()
-		return nil, errors.New("the target server printed no address within 10s:\n" + c.out.String())
+		return nil, fmt.Errorf("starting the target server: %w within 10s:\n%s", err, c.out.String())
 	}
+	return t, nil
 }

@@ -39,7 +39,7 @@ func runWrk(cfg config, tgt *target, binary string) (wrkResult, error) {
 	c, err := startChild("wrk", binary, []string{
 		"-t", strconv.Itoa(r.threads), "-c", strconv.Itoa(cfg.concurrency),
 		"-d", strconv.Itoa(r.seconds) + "s", tgt.url(),
-	}, nil)
+	})
 	if err != nil {
 		return wrkResult{}, err
 	}
