@@ -163,6 +163,13 @@ func seq(n int) []int {
 	return s
 }
 
+func TestMissingToolsSayHowToInstallThem(t *testing.T) {
+	_, err := findTools("/nonexistent/prometheus-blackbox-exporter", wrkBinary)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "/nonexistent/prometheus-blackbox-exporter")
+	assert.ErrorContains(t, err, "apt-get install wrk prometheus-blackbox-exporter")
+}
+
 func TestParseConfig(t *testing.T) {
 	cfg, err := parseConfig([]string{"--smoke", "--checks", "50"}, &bytes.Buffer{})
 	require.NoError(t, err)

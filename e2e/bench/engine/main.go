@@ -56,7 +56,7 @@ func run(ctx context.Context, args []string, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tl, err := findTools()
+	tl, err := findTools(blackboxBinary, wrkBinary)
 	if err != nil {
 		return err
 	}

@@ -22,11 +22,12 @@ type tools struct {
 	blackboxVersion, wrkVersion string
 }
 
-// findTools checks that the reference tools are installed and reads their
-// versions; a missing tool is an error that says how to install them.
-func findTools() (tools, error) {
+// findTools checks that the reference tools are installed at blackbox and
+// wrk (blackboxBinary and wrkBinary) and reads their versions; a missing
+// tool is an error that says how to install them.
+func findTools(blackbox, wrk string) (tools, error) {
 	var missing []string
-	for _, bin := range []string{blackboxBinary, wrkBinary} {
+	for _, bin := range []string{blackbox, wrk} {
 		if info, err := os.Stat(bin); err != nil || info.IsDir() || info.Mode()&0o111 == 0 {
 			missing = append(missing, bin)
 		}
@@ -35,12 +36,12 @@ func findTools() (tools, error) {
 		return tools{}, fmt.Errorf("reference tools missing: %s; install the Debian packages with `%s`",
 			strings.Join(missing, ", "), aptHint)
 	}
-	t := tools{blackbox: blackboxBinary, wrk: wrkBinary}
+	t := tools{blackbox: blackbox, wrk: wrk}
 	var err error
-	if t.blackboxVersion, err = toolVersion(blackboxBinary, "--version"); err != nil {
+	if t.blackboxVersion, err = toolVersion(blackbox, "--version"); err != nil {
 		return tools{}, err
 	}
-	if t.wrkVersion, err = toolVersion(wrkBinary, "-v"); err != nil {
+	if t.wrkVersion, err = toolVersion(wrk, "-v"); err != nil {
 		return tools{}, err
 	}
 	return t, nil
