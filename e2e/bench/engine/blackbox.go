@@ -98,7 +98,7 @@ func (b *blackbox) stop() {
 var probeSucceeded = []byte("\nprobe_success 1\n")
 
 // runBlackbox starts the exporter and drives it over GET /probe with
-// concurrency clients for d. Only probes whose answer has probe_success 1
+// cfg.concurrency clients for cfg.duration. Only probes whose answer has probe_success 1
 // count as successful. The CPU measured is the exporter's; the clients'
 // (this process's) is measured apart and not counted.
 func runBlackbox(cfg config, tgt *target, binary string) (loopResult, time.Duration, error) {
@@ -108,7 +108,7 @@ func runBlackbox(cfg config, tgt *target, binary string) (loopResult, time.Durat
 	}
 	defer b.stop()
 	probeURL := "http://" + b.addr + "/probe?" + url.Values{"module": {blackboxModule}, "target": {tgt.url()}}.Encode()
-	client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: cfg.concurrency}}
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: cfg.concurrency}, Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 	m, err := startMeter(tgt, b.pid(), procstat.Self)
 	if err != nil {

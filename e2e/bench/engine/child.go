@@ -110,17 +110,6 @@ func waitExitedNoReap(pid int) error {
 	}
 }
 
-// children stops every child it holds, in reverse order of start.
-type children []*child
-
-func (cs *children) add(c *child) { *cs = append(*cs, c) }
-
-func (cs children) stopAll() {
-	for i := len(cs) - 1; i >= 0; i-- {
-		cs[i].stop()
-	}
-}
-
 // lockedBuffer is a bytes.Buffer safe for a writer and readers at once.
 type lockedBuffer struct {
 	mu  sync.Mutex

@@ -29,7 +29,7 @@ type wrkResult struct {
 func wrkThreads(connections int) int { return min(runtime.NumCPU(), connections) }
 
 // runWrk runs wrk keep-alive against the target with concurrency
-// connections for d (rounded up to whole seconds, wrk's unit).
+// connections for cfg.duration (rounded up to whole seconds, wrk's unit).
 func runWrk(cfg config, tgt *target, binary string) (wrkResult, error) {
 	r := wrkResult{threads: wrkThreads(cfg.concurrency), seconds: int(math.Ceil(cfg.duration.Seconds()))}
 	m, err := startMeter(tgt)
