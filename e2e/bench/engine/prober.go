@@ -85,9 +85,10 @@ func (r loopResult) probesPerSecond() float64 { return perSecond(float64(r.ok), 
 // process's CPU.
 func (r loopResult) probesPerCPUSecond() float64 { return perSecond(float64(r.ok), r.cpu) }
 
-// runProber drives the prober with concurrency goroutines calling Probe
-// back to back for cfg.duration, against the target, over fresh connections or kept
-// alive ones (reuse). The CPU measured is this process's own.
+// runProber drives the prober with cfg.concurrency goroutines calling
+// Probe back to back for cfg.duration, against the target, over fresh
+// connections or kept-alive ones (reuse). The CPU measured is this
+// process's own.
 func runProber(cfg config, tgt *target, reuse bool) (loopResult, error) {
 	p, err := newManagerProber()
 	if err != nil {
