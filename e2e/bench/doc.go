@@ -4,6 +4,8 @@
 // the same run, prints a table and writes its figures as JSON under
 // bin/bench/.
 //
+//   - engine measures the HTTP prober and the scheduler, side by side with
+//     the blackbox exporter and wrk (engine.json);
 //   - procstat reads a process's CPU time and memory from /proc;
 //   - report prints the tables and writes the JSON files.
 package bench

@@ -32,18 +32,11 @@ const Self = 0
 
 // Read samples the process pid (Self for the calling process).
 func Read(pid int) (Sample, error) {
-	dir := "/proc/self"
-	if pid != Self {
-		dir = "/proc/" + strconv.Itoa(pid)
-	}
-	s := Sample{At: time.Now()}
-	stat, err := os.ReadFile(dir + "/stat")
+	s, err := ReadCPU(pid)
 	if err != nil {
-		return Sample{}, fmt.Errorf("reading CPU time: %w", err)
+		return Sample{}, err
 	}
-	if s.CPU, err = parseStatCPU(stat); err != nil {
-		return Sample{}, fmt.Errorf("parsing %s/stat: %w", dir, err)
-	}
+	dir := procDir(pid)
 	status, err := os.ReadFile(dir + "/status")
 	if err != nil {
 		return Sample{}, fmt.Errorf("reading memory: %w", err)
@@ -52,6 +45,32 @@ func Read(pid int) (Sample, error) {
 		return Sample{}, fmt.Errorf("parsing %s/status: %w", dir, err)
 	}
 	return s, nil
+}
+
+// ReadCPU samples only the CPU time of the process pid (Self for the
+// calling process), leaving RSS and PeakRSS zero. Unlike Read it works on
+// a process that has exited but is not reaped yet (a zombie has no memory
+// figures): a parent that waits for a child with WNOWAIT can read the CPU
+// time of its whole life.
+func ReadCPU(pid int) (Sample, error) {
+	dir := procDir(pid)
+	s := Sample{At: time.Now()}
+	stat, err := os.ReadFile(dir + "/stat")
+	if err != nil {
+		return Sample{}, fmt.Errorf("reading CPU time: %w", err)
+	}
+	if s.CPU, err = parseStatCPU(stat); err != nil {
+		return Sample{}, fmt.Errorf("parsing %s/stat: %w", dir, err)
+	}
+	return s, nil
+}
+
+// procDir is the /proc directory of pid.
+func procDir(pid int) string {
+	if pid == Self {
+		return "/proc/self"
+	}
+	return "/proc/" + strconv.Itoa(pid)
 }
 
 // CPUSince is the CPU time used between earlier and s.

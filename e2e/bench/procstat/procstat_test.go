@@ -73,3 +73,12 @@ func TestReadSelfSeesCPUAndMemory(t *testing.T) {
 	_, err = Read(os.Getpid())
 	assert.NoError(t, err)
 }
+
+func TestReadCPUOfSelf(t *testing.T) {
+	s, err := ReadCPU(Self)
+	require.NoError(t, err)
+	assert.NotZero(t, s.CPU)
+	assert.Zero(t, s.RSS)
+	_, err = ReadCPU(-1)
+	assert.Error(t, err)
+}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/e2e/bench/procstat"
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/egress"
+	"github.com/networkio/webchecker/probing/scheduler"
+)
+
+// newManagerProber builds the HTTP prober as cmd/manager builds it with its
+// default flags (options.go, replicaOptions and egressPolicy): no
+// --dns-server (the targets are IP literals, nothing is resolved), the
+// default --deny-cidrs, which allow loopback, and the manager's User-Agent.
+func newManagerProber() (*probing.HTTPProber, error) {
+	deny, err := egress.ParseCIDRs(egress.DefaultDenyCIDRs)
+	if err != nil {
+		return nil, fmt.Errorf("parsing the default deny CIDRs: %w", err)
+	}
+	return probing.NewHTTPProber(probing.HTTPProberOptions{
+		UserAgent: "webchecker (shard bench)",
+		Egress:    egress.NewPolicy(egress.Options{Deny: deny}),
+	}), nil
+}
+
+// expectedStatus is the status code the target answers and every tool is
+// told to expect.
+const expectedStatus = 200
+
+// checkFor builds the Check of a WebChecker namespace/name probing url
+// every interval, as the reconciler does (controllers.CheckFor), with the
+// API's defaults but for two fields: the timeout, which must stay below
+// the interval (the default 1s, or half an interval below 2s), and
+// ReuseConnections.
+func checkFor(namespace, name, url string, interval time.Duration, reuse bool) (scheduler.Check, error) {
+	wc := &webcheckerv1alpha1.WebChecker{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Generation: 1},
+		Spec: webcheckerv1alpha1.WebCheckerSpec{
+			Host:                strings.TrimSuffix(url, "/"),
+			Interval:            &metav1.Duration{Duration: interval},
+			Timeout:             &metav1.Duration{Duration: probeTimeout(interval)},
+			ExpectedStatusCodes: []int32{expectedStatus},
+			ReuseConnections:    reuse,
+		},
+	}
+	c, err := controllers.CheckFor(wc, nil)
+	if err != nil {
+		return scheduler.Check{}, fmt.Errorf("building the check of %s/%s: %w", namespace, name, err)
+	}
+	return c, nil
+}
+
+// probeTimeout is the timeout of checks probed every interval: the API's
+// default, or half the interval when that is shorter.
+func probeTimeout(interval time.Duration) time.Duration {
+	return min(webcheckerv1alpha1.DefaultTimeout, interval/2)
+}
+
+// loopResult is what a closed loop of one client measured.
+type loopResult struct {
+	counts
+	// wall is the phase's duration, cpu the CPU time of the measured
+	// process over it.
+	wall, cpu time.Duration
+	target    targetLoad
+}
+
+// connsPerCall is the connections the target accepted per call.
+func (r loopResult) connsPerCall() float64 {
+	return ratio(float64(r.target.conns), float64(r.ok+r.failed))
+}
+
+// probesPerSecond counts only successful probes (or requests).
+func (r loopResult) probesPerSecond() float64 { return perSecond(float64(r.ok), r.wall) }
+
+// probesPerCPUSecond is successful probes per second of the measured
+// process's CPU.
+func (r loopResult) probesPerCPUSecond() float64 { return perSecond(float64(r.ok), r.cpu) }
+
+// runProber drives the prober with cfg.concurrency goroutines calling
+// Probe back to back for cfg.duration, against the target, over fresh
+// connections or kept-alive ones (reuse). The CPU measured is this
+// process's own.
+func runProber(cfg config, tgt *target, reuse bool) (loopResult, error) {
+	p, err := newManagerProber()
+	if err != nil {
+		return loopResult{}, err
+	}
+	defer p.CloseIdleConnections()
+	check, err := checkFor("bench", "prober", tgt.url(), cfg.interval, reuse)
+	if err != nil {
+		return loopResult{}, err
+	}
+	ctx := context.Background()
+	m, err := startMeter(tgt, procstat.Self)
+	if err != nil {
+		return loopResult{}, err
+	}
+	c := closedLoop(cfg.concurrency, cfg.duration, func() bool { return p.Probe(ctx, check.Target).Success })
+	u, err := m.stop()
+	if err != nil {
+		return loopResult{}, err
+	}
+	return loopResult{counts: c, wall: u.wall, cpu: u.cpu[0], target: u.target}, nil
+}
