@@ -19,11 +19,15 @@ import (
 
 // Defaults of HTTPProberOptions.
 const (
-	DefaultBodyLimit           int64 = 64 << 10
-	DefaultMaxIdleConns              = 256
-	DefaultMaxIdleConnsPerHost       = 2
-	DefaultIdleConnTimeout           = 90 * time.Second
-	DefaultUserAgent                 = "webchecker"
+	DefaultBodyLimit    int64 = 64 << 10
+	DefaultMaxIdleConns       = 256
+	// DefaultMaxIdleConnsPerHost is as many connections as the scheduler
+	// runs probes at once by default: checkers of one host that reuse
+	// connections keep the connections their probes opened instead of
+	// closing all but two after every burst (and opening them again).
+	DefaultMaxIdleConnsPerHost = 64
+	DefaultIdleConnTimeout     = 90 * time.Second
+	DefaultUserAgent           = "webchecker"
 )
 
 // MaxResponseHeaderBytes bounds the status line and headers of a response
@@ -48,7 +52,7 @@ type HTTPProberOptions struct {
 	// ReuseConnections; other probes keep no connection. Default 256.
 	MaxIdleConns int
 	// MaxIdleConnsPerHost bounds the idle keep-alive connections kept per
-	// host, for targets with ReuseConnections. Default 2.
+	// host, for targets with ReuseConnections. Default 64.
 	MaxIdleConnsPerHost int
 	// IdleConnTimeout closes keep-alive connections idle for longer, for
 	// targets with ReuseConnections. Default 90s.
