@@ -127,8 +127,15 @@ e2e: $(KUBE_STAMP) $(ETCD_STAMP) debian-tools build ## Run only the end-to-end t
 	$(E2E_TEST) -v ./e2e/...
 	cd $(CHART_TESTS) && $(E2E_TEST) -v ./...
 
+# make bench writes its figures (JSON) here; each bench prints its table.
+BENCH_OUT := $(BIN)/bench
+
 .PHONY: bench
-bench: ## Run the benchmarks and print their figures.
+bench: $(KUBE_STAMP) $(ETCD_STAMP) debian-tools build ## Run the benchmarks (not part of make test, which runs them at a tiny size): the engine beside the blackbox exporter and wrk, then 3 managers on the local control plane at 1k/3k/10k checkers. Tables on stdout, JSON under bin/bench/.
+	go run ./e2e/bench/engine --out $(BENCH_OUT)
+
+.PHONY: bench-go
+bench-go: ## Run the Go micro-benchmarks (go test -bench) of every package.
 	go test -run '^$$' -bench . -benchmem ./...
 
 .PHONY: verify
