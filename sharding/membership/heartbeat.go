@@ -178,8 +178,13 @@ func (h *Heartbeat) fenceAt() time.Time {
 // deadline and lifts fencing.
 func (h *Heartbeat) renew(ctx context.Context, log logr.Logger) {
 	start := h.opts.Clock.Now()
-	// A renewal that cannot finish before the next one is due is useless.
-	ctx, cancel := context.WithTimeout(ctx, h.opts.RenewInterval)
+	// A renewal is worth waiting for as long as it would still hold the
+	// replica in the ring once it succeeds: until the fencing deadline it
+	// sets (lease duration − safety margin after its start). When the API
+	// server is slow, one slow renewal that succeeds keeps the replica in
+	// the ring, where giving up after a renew interval would fence it.
+	// Fencing does not wait for it (see Start).
+	ctx, cancel := context.WithTimeout(ctx, max(h.opts.RenewInterval, h.opts.LeaseDuration-h.opts.SafetyMargin))
 	defer cancel()
 	if err := h.tryRenew(ctx, start); err != nil {
 		if ctx.Err() == nil || !errors.Is(err, context.Canceled) {

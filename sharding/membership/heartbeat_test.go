@@ -3,6 +3,7 @@ package membership_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"os"
 	"strings"
@@ -279,6 +280,38 @@ func TestHeartbeatFencesWhenRenewalsFail(t *testing.T) {
 	l, err := getLease(t, "partitioned")
 	require.NoError(t, err)
 	assert.True(t, l.Spec.RenewTime.Time.After(t0), "renewTime %s", l.Spec.RenewTime)
+}
+
+// slowTransport delays every request by delay, as an API server under load
+// answers.
+type slowTransport struct {
+	next  http.RoundTripper
+	delay time.Duration
+}
+
+func (s slowTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	select {
+	case <-time.After(s.delay):
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+	return s.next.RoundTrip(req)
+}
+
+// TestHeartbeatWaitsForASlowRenewal: an API server that takes longer than a
+// renew interval to answer does not fence a replica whose renewals still
+// succeed within the fencing deadline.
+func TestHeartbeatWaitsForASlowRenewal(t *testing.T) {
+	slow := rest.CopyConfig(cp.Config)
+	delay := membership.DefaultRenewInterval + 500*time.Millisecond
+	slow.WrapTransport = func(rt http.RoundTripper) http.RoundTripper { return slowTransport{next: rt, delay: delay} }
+
+	clk := clocktesting.NewFakeClock(t0)
+	hb, _ := startHeartbeat(t, leasesClient(t, slow), "slow-api", clk)
+	// A renewal is a read and a write: twice the delay, more than a renew
+	// interval, less than the fencing deadline.
+	awaitFencingChange(t, hb, false, 4*delay+5*time.Second)
+	renewedAt(t, "slow-api", t0)
 }
 
 func TestHeartbeatOptionsAreValidated(t *testing.T) {
