@@ -542,6 +542,15 @@ tests:
         values: '0 0 0'
       - series: 'webchecker_probe_success{namespace="shop",name="moved",instance="replica-b"}'
         values: '_ _ _ 0x7'
+    # Failing from the start: pending, not firing, before 5m.
+    promql_expr_test:
+      - expr: ALERTS{alertname="WebCheckerDown"}
+        eval_time: 4m
+        exp_samples:
+          - labels: 'ALERTS{alertname="WebCheckerDown",alertstate="pending",severity="warning",namespace="shop",name="payments"}'
+            value: 1
+          - labels: 'ALERTS{alertname="WebCheckerDown",alertstate="pending",severity="warning",namespace="shop",name="moved"}'
+            value: 1
     alert_rule_test:
       - eval_time: 4m
         alertname: WebCheckerDown
@@ -592,6 +601,15 @@ tests:
       # Down: the server is up to WebCheckerDown, not to this alert.
       - series: 'webchecker_probe_success{namespace="shop",name="payments"}'
         values: '1x20'
+    # Expiring from the start: pending, not firing, before 15m.
+    promql_expr_test:
+      - expr: ALERTS{alertname="WebCheckerCertificateExpiring"}
+        eval_time: 14m
+        exp_samples:
+          - labels: 'ALERTS{alertname="WebCheckerCertificateExpiring",alertstate="pending",severity="warning",namespace="shop",name="payments"}'
+            value: 1
+          - labels: 'ALERTS{alertname="WebCheckerCertificateExpiring",alertstate="pending",severity="warning",namespace="shop",name="moved"}'
+            value: 1
     alert_rule_test:
       - eval_time: 14m
         alertname: WebCheckerCertificateExpiring
