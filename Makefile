@@ -144,7 +144,7 @@ verify: generate manifests ## Check formatting, vet, tidy go.mod files, and that
 	go vet $(VET_FLAGS) ./...
 	cd $(CHART_TESTS) && go vet $(VET_FLAGS) ./...
 	@go mod tidy -diff && (cd $(CHART_TESTS) && go mod tidy -diff) || { echo "go.mod or go.sum is not tidy: run make tidy and commit"; exit 1; }
-	cd $(DASHBOARDS) && go vet ./... && go mod tidy -diff && go run . -check -out $(CHART)/files/dashboards
+	cd $(DASHBOARDS) && go vet ./... && go mod tidy -diff && go test -count=1 ./... && go run . -check -out $(CHART)/files/dashboards
 	@git diff --exit-code -- api config $(CHART)/files || { echo "generated files are out of date: run make generate manifests dashboards and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config $(CHART)/files)" || { echo "untracked generated files:"; git status --porcelain -- api config $(CHART)/files; exit 1; }
 
