@@ -116,7 +116,7 @@ tests:
           - exp_labels: {severity: critical, namespace: shop, name: outage}
             exp_annotations:
               summary: WebChecker shop/outage is burning its error budget fast
-              description: "The probes of WebChecker shop/outage fail at 6 to 14.4 times or more the rate its 0.995 objective allows: at this rate its 30-day error budget is gone within days."
+              description: "The probes of WebChecker shop/outage fail 14.4 times (over 1h) or 6 times (over 6h) as often as its 0.995 objective allows: at this rate its 30-day error budget is gone within 2 or 5 days."
               runbook: RUNBOOK(WebCheckerErrorBudgetBurning)
       - eval_time: 120m
         alertname: WebCheckerErrorBudgetBurning
@@ -124,7 +124,7 @@ tests:
           - exp_labels: {severity: critical, namespace: shop, name: outage}
             exp_annotations:
               summary: WebChecker shop/outage is burning its error budget fast
-              description: "The probes of WebChecker shop/outage fail at 6 to 14.4 times or more the rate its 0.995 objective allows: at this rate its 30-day error budget is gone within days."
+              description: "The probes of WebChecker shop/outage fail 14.4 times (over 1h) or 6 times (over 6h) as often as its 0.995 objective allows: at this rate its 30-day error budget is gone within 2 or 5 days."
               runbook: RUNBOOK(WebCheckerErrorBudgetBurning)
       # degraded burns 2x its budget from the start: pending for an hour.
       - eval_time: 50m
