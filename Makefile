@@ -51,6 +51,9 @@ GO_TEST_FLAGS ?= -race -count=1
 # and anyone importing the API). test, e2e and verify run them after the
 # project module's, with the same flags and environment.
 CHART_TESTS := e2e/chart
+# The chart's Grafana dashboards are generated from Go (Grafana Foundation
+# SDK) by a module of its own, so the SDK stays out of the project module.
+DASHBOARDS := e2e/tools/dashboards
 # The end-to-end tests run the manager built by `make build`.
 E2E_TEST = WEBCHECKER_MANAGER=$(BIN)/manager go test $(GO_TEST_FLAGS) -timeout 15m
 # go vet builds with the tests' instrumentation, so that the packages it
@@ -96,6 +99,10 @@ manifests: $(CONTROLLER_GEN_STAMP) ## Generate the CRD and RBAC manifests under 
 	$(CONTROLLER_GEN) crd rbac:roleName=webchecker-manager paths=./api/... paths=./cmd/... paths=./controllers/... paths=./sharding/... \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	rm -f $(CHART)/files/crds/*.yaml && cp config/crd/bases/*.yaml $(CHART)/files/crds/
+
+.PHONY: dashboards
+dashboards: ## Generate the chart's Grafana dashboards (charts/webchecker/files/dashboards) from Go.
+	cd $(DASHBOARDS) && go run . -out $(CHART)/files/dashboards
 
 .PHONY: tidy
 tidy: ## Tidy go.mod and go.sum of the project module and of the chart tests' module.
@@ -144,7 +151,8 @@ verify: generate manifests ## Check formatting, vet, tidy go.mod files, and that
 	go vet $(VET_FLAGS) ./...
 	cd $(CHART_TESTS) && go vet $(VET_FLAGS) ./...
 	@go mod tidy -diff && (cd $(CHART_TESTS) && go mod tidy -diff) || { echo "go.mod or go.sum is not tidy: run make tidy and commit"; exit 1; }
-	@git diff --exit-code -- api config $(CHART)/files || { echo "generated files are out of date: run make generate manifests and commit"; exit 1; }
+	cd $(DASHBOARDS) && go vet ./... && go mod tidy -diff && go test -count=1 ./... && go run . -check -out $(CHART)/files/dashboards
+	@git diff --exit-code -- api config $(CHART)/files || { echo "generated files are out of date: run make generate manifests dashboards and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config $(CHART)/files)" || { echo "untracked generated files:"; git status --porcelain -- api config $(CHART)/files; exit 1; }
 
 .PHONY: clean

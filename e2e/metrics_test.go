@@ -69,41 +69,15 @@ func TestMetricsWithPrometheus(t *testing.T) {
 	}
 	broken.SetStatus(http.StatusInternalServerError)
 
-	ringName := fmt.Sprintf("e2e-metrics-%d", time.Now().UnixNano())
-	var replicas []*framework.Manager
-	for i := range 3 {
-		m, err := framework.StartManager(ctx, framework.ManagerOptions{
-			Binary: managerPath, Kubeconfig: cp.KubeconfigPath, ShardID: fmt.Sprintf("metrics-%d", i), DNSServer: dns.Addr(),
-			Args: []string{
-				"--lease-namespace=" + metricsLeaseNamespace,
-				"--ring-name=" + ringName,
-				"--lease-duration=" + metricsLeaseDuration.String(),
-				"--lease-renew-interval=1s",
-			},
-		})
-		require.NoError(t, err)
-		defer func() {
-			if !m.Exited() {
-				_ = m.Kill()
-			}
-		}()
-		replicas = append(replicas, m)
-	}
-	prom, err := framework.StartPrometheus(ctx, framework.PrometheusOptions{
-		Dir:            t.TempDir(),
-		Targets:        []string{replicas[0].MetricsAddr, replicas[1].MetricsAddr, replicas[2].MetricsAddr},
-		ScrapeInterval: scrapeInterval,
-	})
+	fleet, err := framework.StartFleet(ctx, metricsFleetOptions(t, "metrics"))
 	require.NoError(t, err)
-	defer func() { _ = prom.Terminate(10 * time.Second) }()
+	defer fleet.Stop()
 	defer func() {
 		if t.Failed() {
-			t.Logf("----- prometheus log -----\n%s", tail(prom.Log(), 40))
-			for _, m := range replicas {
-				t.Logf("----- last lines of manager %s -----\n%s", m.Options.ShardID, tail(m.Log(), 40))
-			}
+			t.Log(fleet.Logs(40))
 		}
 	}()
+	replicas, prom := fleet.Replicas, fleet.Prometheus
 
 	// The checkers.
 	create := func(name string, target *framework.Target) {
@@ -241,6 +215,26 @@ func TestMetricsWithPrometheus(t *testing.T) {
 	lag := scalar(`histogram_quantile(0.99, sum by (le) (rate(webchecker_scheduler_lag_seconds_bucket[30s])))`)
 	t.Logf("p99 scheduler lag: %.4fs", lag)
 	assert.Less(t, lag, 1.0)
+}
+
+// metricsFleetOptions are the options of the fleet of TestMetricsWithPrometheus:
+// three replicas (shard ids <name>-0..2) on a ring of their own, with their
+// Leases in metricsLeaseNamespace, scraped every scrapeInterval.
+func metricsFleetOptions(t *testing.T, name string) framework.FleetOptions {
+	return framework.FleetOptions{
+		Name:     name,
+		Replicas: 3,
+		Manager: framework.ManagerOptions{
+			Binary: managerPath, Kubeconfig: cp.KubeconfigPath, DNSServer: dns.Addr(),
+			Args: []string{
+				"--lease-namespace=" + metricsLeaseNamespace,
+				"--ring-name=" + fmt.Sprintf("e2e-%s-%d", name, time.Now().UnixNano()),
+				"--lease-duration=" + metricsLeaseDuration.String(),
+				"--lease-renew-interval=1s",
+			},
+		},
+		Prometheus: framework.PrometheusOptions{Dir: t.TempDir(), ScrapeInterval: scrapeInterval},
+	}
 }
 
 // scalarOr returns the value of expr for a failure message.

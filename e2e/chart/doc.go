@@ -2,7 +2,10 @@
 // make: rendering the chart as `helm template` does, against its values
 // schema; linting it as `helm lint --strict` does; drift of its CRD and RBAC
 // rules against what controller-gen generates into config/; its
-// PrometheusRule checked with promtool; and a real `helm install`,
+// PrometheusRule checked with promtool (check rules, and unit tests of every
+// alert and recording rule); every PromQL expression of its rules and
+// Grafana dashboards run against a real Prometheus scraping manager
+// replicas; and a real `helm install`,
 // `upgrade` and `uninstall` into a local control plane, whose Deployment
 // arguments and ServiceAccount then run the built manager as processes.
 //

@@ -21,8 +21,10 @@ var (
 )
 
 // TestMain runs the tests with the manager binary and the DNS stub that
-// TestChartInstall's managers need. There is no shared control plane:
-// TestChartInstall starts an empty one of its own, as a new cluster is.
+// the managers of TestChartInstall and TestChartPromQLAgainstPrometheus
+// need. There is no shared control plane: TestChartInstall starts an empty
+// one of its own, as a new cluster is, and TestChartPromQLAgainstPrometheus
+// one with the CRDs.
 func TestMain(m *testing.M) {
 	os.Exit(framework.RunSuite(func(s *framework.Suite) int {
 		managerPath, dns = s.ManagerPath, s.DNS

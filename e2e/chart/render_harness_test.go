@@ -1,9 +1,11 @@
 package chart_test
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -109,18 +111,27 @@ func ruleSet(rules []rbacv1.PolicyRule) []string {
 	return slices.Compact(out)
 }
 
-// promtoolRuleTest renders the chart's PrometheusRule and checks its rules
-// with promtool (from Debian's prometheus package): they must be valid and
-// pass unitTest, a promtool rule unit test file reading rules.yaml.
+// promtoolRuleTest renders the chart's PrometheusRule (every rule group is
+// on by default) and checks its rules with promtool (from Debian's
+// prometheus package): they must be valid and pass unitTest, a promtool
+// rule unit test file reading rules.yaml. In unitTest, RUNBOOK(<alert>)
+// stands for the quoted runbook annotation of that alert, so that
+// exp_annotations need not repeat its text.
 func promtoolRuleTest(t *testing.T, unitTest string) {
 	t.Helper()
 	promtool, err := exec.LookPath("promtool")
 	require.NoError(t, err, "promtool comes with Debian's prometheus package: make debian-tools")
-	r := renderChart(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
-	rule := r.find("PrometheusRule", "webchecker")
-	require.NotNil(t, rule)
+	spec := renderedRules(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
+	unitTest = runbookPlaceholder.ReplaceAllStringFunc(unitTest, func(m string) string {
+		alert := runbookPlaceholder.FindStringSubmatch(m)[1]
+		runbook := ruleAnnotation(spec, alert, "runbook")
+		require.NotEmpty(t, runbook, "alert %s has a runbook annotation", alert)
+		quoted, err := json.Marshal(runbook)
+		require.NoError(t, err)
+		return string(quoted)
+	})
 	dir := t.TempDir()
-	rules, err := yaml.Marshal(rule.Object["spec"])
+	rules, err := yaml.Marshal(spec)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "rules.yaml"), rules, 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "test.yaml"), []byte(unitTest), 0o600))
@@ -130,4 +141,45 @@ func promtoolRuleTest(t *testing.T, unitTest string) {
 		out, err := cmd.CombinedOutput()
 		assert.NoError(t, err, "promtool %s:\n%s", strings.Join(args, " "), out)
 	}
+}
+
+// runbookPlaceholder is RUNBOOK(<alert>) in a promtool unit test.
+var runbookPlaceholder = regexp.MustCompile(`RUNBOOK\((\w+)\)`)
+
+// renderedRules renders the chart with values and returns the spec of its
+// PrometheusRule: a rule file's content ({groups: [...]}).
+func renderedRules(t *testing.T, values map[string]any) map[string]any {
+	t.Helper()
+	rule := renderChart(t, values).find("PrometheusRule", "webchecker")
+	require.NotNil(t, rule)
+	spec, ok := rule.Object["spec"].(map[string]any)
+	require.True(t, ok)
+	return spec
+}
+
+// ruleGroups returns the rule groups of a PrometheusRule spec.
+func ruleGroups(spec map[string]any) []map[string]any {
+	var out []map[string]any
+	groups, _ := spec["groups"].([]any)
+	for _, g := range groups {
+		out = append(out, g.(map[string]any))
+	}
+	return out
+}
+
+// ruleAnnotation returns the annotation key of the alert named alert in
+// spec; empty when there is none.
+func ruleAnnotation(spec map[string]any, alert, key string) string {
+	for _, g := range ruleGroups(spec) {
+		rules, _ := g["rules"].([]any)
+		for _, r := range rules {
+			r := r.(map[string]any)
+			if r["alert"] == alert {
+				annotations, _ := r["annotations"].(map[string]any)
+				value, _ := annotations[key].(string)
+				return value
+			}
+		}
+	}
+	return ""
 }

@@ -35,7 +35,11 @@ var chartAllFeatures = map[string]any{
 // TestChartLintStrict lints the chart as `helm lint --strict` does, with
 // the default values and with every feature switched on.
 func TestChartLintStrict(t *testing.T) {
-	for name, values := range map[string]map[string]any{"defaults": nil, "every feature": chartAllFeatures} {
+	rulesAndDashboards := map[string]any{
+		"metrics":    map[string]any{"prometheusRule": map[string]any{"enabled": true}, "serviceMonitor": map[string]any{"enabled": true}},
+		"dashboards": map[string]any{"enabled": true, "folder": "WebChecker"},
+	}
+	for name, values := range map[string]map[string]any{"defaults": nil, "every feature": chartAllFeatures, "rules and dashboards": rulesAndDashboards} {
 		t.Run(name, func(t *testing.T) {
 			messages, err := chart.Lint(chartNamespace, values)
 			assert.NoError(t, err, "messages: %v", messages)
@@ -218,18 +222,83 @@ func TestChartValues(t *testing.T) {
 			check: func(t *testing.T, r rendered) {
 				rule := r.find("PrometheusRule", "webchecker")
 				require.NotNil(t, rule)
-				groups, _, _ := unstructured.NestedSlice(rule.Object, "spec", "groups")
-				require.Len(t, groups, 1)
-				alert := groups[0].(map[string]any)["rules"].([]any)[0].(map[string]any)
+				spec := rule.Object["spec"].(map[string]any)
+				var names []string
+				for _, g := range ruleGroups(spec) {
+					names = append(names, g["name"].(string))
+				}
+				assert.Equal(t, []string{"webchecker", "webchecker-availability", "webchecker-slo", "webchecker-operator"}, names, "every group is on by default")
+				alert := ruleGroups(spec)[0]["rules"].([]any)[0].(map[string]any)
 				assert.Equal(t, "WebCheckerDown", alert["alert"])
 				assert.Equal(t, "max by (namespace, name) (max_over_time(webchecker_probe_success[1m])) == 0", alert["expr"])
 				assert.Equal(t, "10m", alert["for"])
 				assert.Equal(t, map[string]any{"severity": "warning"}, alert["labels"])
-				cert := groups[0].(map[string]any)["rules"].([]any)[1].(map[string]any)
+				cert := ruleGroups(spec)[0]["rules"].([]any)[1].(map[string]any)
 				assert.Equal(t, "WebCheckerCertificateExpiring", cert["alert"])
 				assert.Equal(t, "max by (namespace, name) (max_over_time(webchecker_probe_ssl_earliest_cert_expiry[1m])) - time() < 604800", cert["expr"])
 				assert.Equal(t, "15m", cert["for"])
 				assert.Equal(t, map[string]any{"severity": "info"}, cert["labels"])
+				for _, alert := range []string{"WebCheckerDown", "WebCheckerCertificateExpiring", "WebCheckerErrorBudgetBurning", "WebCheckerErrorBudgetBurningSlowly",
+					"WebCheckerSchedulerFallingBehind", "WebCheckerStatusWritesFailing", "WebCheckerRingMembersMissing"} {
+					assert.NotEmpty(t, ruleAnnotation(spec, alert, "runbook"), "%s has a runbook", alert)
+				}
+			},
+		},
+		"PrometheusRule groups switched off, SLO objective and operator thresholds set": {
+			values: map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true,
+				"checkerAlerts": map[string]any{"enabled": false},
+				"operator":      map[string]any{"enabled": false},
+				"slo":           map[string]any{"objective": 0.99, "page": map[string]any{"severity": "page"}},
+			}}},
+			check: func(t *testing.T, r rendered) {
+				spec := r.find("PrometheusRule", "webchecker").Object["spec"].(map[string]any)
+				groups := ruleGroups(spec)
+				require.Len(t, groups, 2)
+				assert.Equal(t, "webchecker-availability", groups[0]["name"])
+				assert.Equal(t, "webchecker-slo", groups[1]["name"])
+				page := groups[1]["rules"].([]any)[0].(map[string]any)
+				assert.Contains(t, page["expr"], "(1 - webchecker:probe_availability:ratio_rate1h) > (14.4 * (1 - 0.99))")
+				assert.Equal(t, map[string]any{"severity": "page"}, page["labels"])
+			},
+		},
+		"PrometheusRule with additional rules only": {
+			values: map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true,
+				"checkerAlerts": map[string]any{"enabled": false}, "availability": map[string]any{"enabled": false},
+				"slo": map[string]any{"enabled": false}, "operator": map[string]any{"enabled": false},
+				"additionalRules": []any{map[string]any{"record": "mine", "expr": "vector(1)"}},
+			}}},
+			check: func(t *testing.T, r rendered) {
+				groups := ruleGroups(r.find("PrometheusRule", "webchecker").Object["spec"].(map[string]any))
+				require.Len(t, groups, 1)
+				assert.Equal(t, []any{map[string]any{"record": "mine", "expr": "vector(1)"}}, groups[0]["rules"])
+			},
+		},
+		"dashboards": {
+			values: map[string]any{"dashboards": map[string]any{"enabled": true, "folder": "Monitoring", "labels": map[string]any{"team": "sre"}}},
+			check: func(t *testing.T, r rendered) {
+				dir, err := chart.Dir()
+				require.NoError(t, err)
+				for _, name := range []string{"fleet", "checker", "operator"} {
+					cm := renderedAs[corev1.ConfigMap](t, r, "ConfigMap", "webchecker-dashboard-"+name)
+					assert.Equal(t, chartNamespace, cm.Namespace)
+					assert.Equal(t, "1", cm.Labels["grafana_dashboard"], "the label kube-prometheus-stack's sidecar selects")
+					assert.Equal(t, "sre", cm.Labels["team"])
+					assert.Equal(t, map[string]string{"grafana_folder": "Monitoring"}, cm.Annotations)
+					file := "webchecker-" + name + ".json"
+					want, err := os.ReadFile(filepath.Join(dir, "files", "dashboards", file))
+					require.NoError(t, err)
+					assert.JSONEq(t, string(want), cm.Data[file], "the generated dashboard, verbatim")
+				}
+			},
+		},
+		"dashboards with another label and namespace": {
+			values: map[string]any{"dashboards": map[string]any{"enabled": true, "namespace": "monitoring", "label": "dashboards", "labelValue": "webchecker", "folderAnnotation": "k8s-sidecar-target-directory"}},
+			check: func(t *testing.T, r rendered) {
+				cm := renderedAs[corev1.ConfigMap](t, r, "ConfigMap", "webchecker-dashboard-fleet")
+				assert.Equal(t, "monitoring", cm.Namespace)
+				assert.Equal(t, "webchecker", cm.Labels["dashboards"])
+				assert.NotContains(t, cm.Labels, "grafana_dashboard")
+				assert.Empty(t, cm.Annotations, "no folder: no folder annotation")
 			},
 		},
 		"custom lease settings": {
@@ -351,29 +420,36 @@ func TestChartSchemaRejectsBadValues(t *testing.T) {
 		values map[string]any
 		want   string
 	}{
-		"misspelt top-level key":  {map[string]any{"replicas": 3}, "additional properties 'replicas' not allowed"},
-		"misspelt nested key":     {map[string]any{"metrics": map[string]any{"secrue": true}}, "additional properties 'secrue' not allowed"},
-		"misspelt deep key":       {map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enable": true}}}, "'enable' not allowed"},
-		"replicas as a word":      {map[string]any{"replicaCount": "three"}, "/replicaCount"},
-		"boolean as a string":     {map[string]any{"metrics": map[string]any{"secure": "yes"}}, "/metrics/secure"},
-		"fractional lease":        {map[string]any{"sharding": map[string]any{"leaseDuration": "2500ms"}}, "/sharding/leaseDuration"},
-		"not a duration":          {map[string]any{"sharding": map[string]any{"leaseRenewInterval": "often"}}, "/sharding/leaseRenewInterval"},
-		"port out of range":       {map[string]any{"health": map[string]any{"port": 70000}}, "/health/port"},
-		"unknown pull policy":     {map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "/image/pullPolicy"},
-		"extra args not a list":   {map[string]any{"manager": map[string]any{"extraArgs": "--zap-devel"}}, "/manager/extraArgs"},
-		"no workers":              {map[string]any{"manager": map[string]any{"probeWorkers": 0}}, "/manager/probeWorkers"},
-		"no reconcile workers":    {map[string]any{"manager": map[string]any{"reconcileWorkers": 0}}, "/manager/reconcileWorkers"},
-		"no API budget":           {map[string]any{"manager": map[string]any{"kubeApiQPS": 0}}, "/manager/kubeApiQPS"},
-		"fractional burst":        {map[string]any{"manager": map[string]any{"kubeApiBurst": 1.5}}, "/manager/kubeApiBurst"},
-		"mistyped security field": {map[string]any{"securityContext": map[string]any{"readOnlyRootFilesytem": true}}, "'readOnlyRootFilesytem' not allowed"},
-		"misspelt secrets key":    {map[string]any{"secrets": map[string]any{"acess": false}}, "'acess' not allowed"},
-		"secret access as a word": {map[string]any{"secrets": map[string]any{"access": "no"}}, "/secrets/access"},
-		"selector not a string":   {map[string]any{"secrets": map[string]any{"selector": map[string]any{"probe": "true"}}}, "/secrets/selector"},
-		"CIDRs as one string":     {map[string]any{"egress": map[string]any{"denyCIDRs": "10.0.0.0/8,192.168.0.0/16"}}, "/egress/denyCIDRs"},
-		"not a CIDR":              {map[string]any{"egress": map[string]any{"allowCIDRs": []any{"internal.example.com"}}}, "/egress/allowCIDRs/0"},
-		"misspelt egress key":     {map[string]any{"egress": map[string]any{"denyPrivateNetwork": true}}, "'denyPrivateNetwork' not allowed"},
-		"invalid namespace":       {map[string]any{"watch": map[string]any{"namespaces": []any{"Shop"}}}, "/watch/namespaces/0"},
-		"misspelt watch key":      {map[string]any{"watch": map[string]any{"namespaceSelectors": "a=b"}}, "'namespaceSelectors' not allowed"},
+		"misspelt top-level key":   {map[string]any{"replicas": 3}, "additional properties 'replicas' not allowed"},
+		"misspelt nested key":      {map[string]any{"metrics": map[string]any{"secrue": true}}, "additional properties 'secrue' not allowed"},
+		"misspelt deep key":        {map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enable": true}}}, "'enable' not allowed"},
+		"replicas as a word":       {map[string]any{"replicaCount": "three"}, "/replicaCount"},
+		"boolean as a string":      {map[string]any{"metrics": map[string]any{"secure": "yes"}}, "/metrics/secure"},
+		"fractional lease":         {map[string]any{"sharding": map[string]any{"leaseDuration": "2500ms"}}, "/sharding/leaseDuration"},
+		"not a duration":           {map[string]any{"sharding": map[string]any{"leaseRenewInterval": "often"}}, "/sharding/leaseRenewInterval"},
+		"port out of range":        {map[string]any{"health": map[string]any{"port": 70000}}, "/health/port"},
+		"unknown pull policy":      {map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "/image/pullPolicy"},
+		"extra args not a list":    {map[string]any{"manager": map[string]any{"extraArgs": "--zap-devel"}}, "/manager/extraArgs"},
+		"no workers":               {map[string]any{"manager": map[string]any{"probeWorkers": 0}}, "/manager/probeWorkers"},
+		"no reconcile workers":     {map[string]any{"manager": map[string]any{"reconcileWorkers": 0}}, "/manager/reconcileWorkers"},
+		"no API budget":            {map[string]any{"manager": map[string]any{"kubeApiQPS": 0}}, "/manager/kubeApiQPS"},
+		"fractional burst":         {map[string]any{"manager": map[string]any{"kubeApiBurst": 1.5}}, "/manager/kubeApiBurst"},
+		"mistyped security field":  {map[string]any{"securityContext": map[string]any{"readOnlyRootFilesytem": true}}, "'readOnlyRootFilesytem' not allowed"},
+		"misspelt secrets key":     {map[string]any{"secrets": map[string]any{"acess": false}}, "'acess' not allowed"},
+		"secret access as a word":  {map[string]any{"secrets": map[string]any{"access": "no"}}, "/secrets/access"},
+		"selector not a string":    {map[string]any{"secrets": map[string]any{"selector": map[string]any{"probe": "true"}}}, "/secrets/selector"},
+		"CIDRs as one string":      {map[string]any{"egress": map[string]any{"denyCIDRs": "10.0.0.0/8,192.168.0.0/16"}}, "/egress/denyCIDRs"},
+		"not a CIDR":               {map[string]any{"egress": map[string]any{"allowCIDRs": []any{"internal.example.com"}}}, "/egress/allowCIDRs/0"},
+		"misspelt egress key":      {map[string]any{"egress": map[string]any{"denyPrivateNetwork": true}}, "'denyPrivateNetwork' not allowed"},
+		"invalid namespace":        {map[string]any{"watch": map[string]any{"namespaces": []any{"Shop"}}}, "/watch/namespaces/0"},
+		"misspelt watch key":       {map[string]any{"watch": map[string]any{"namespaceSelectors": "a=b"}}, "'namespaceSelectors' not allowed"},
+		"objective of 100%":        {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"slo": map[string]any{"objective": 1}}}}, "/metrics/prometheusRule/slo/objective"},
+		"objective in percent":     {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"slo": map[string]any{"objective": 99.9}}}}, "/metrics/prometheusRule/slo/objective"},
+		"misspelt rule group":      {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"operators": map[string]any{"enabled": false}}}}, "'operators' not allowed"},
+		"lag not a number":         {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"operator": map[string]any{"schedulerLag": map[string]any{"seconds": "1s"}}}}}, "/metrics/prometheusRule/operator/schedulerLag/seconds"},
+		"SLO without availability": {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true, "availability": map[string]any{"enabled": false}}}}, "slo.enabled needs metrics.prometheusRule.availability.enabled"},
+		"dashboard label empty":    {map[string]any{"dashboards": map[string]any{"label": ""}}, "/dashboards/label"},
+		"misspelt dashboards key":  {map[string]any{"dashboards": map[string]any{"enable": true}}, "'enable' not allowed"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -466,6 +542,15 @@ tests:
         values: '0 0 0'
       - series: 'webchecker_probe_success{namespace="shop",name="moved",instance="replica-b"}'
         values: '_ _ _ 0x7'
+    # Failing from the start: pending, not firing, before 5m.
+    promql_expr_test:
+      - expr: ALERTS{alertname="WebCheckerDown"}
+        eval_time: 4m
+        exp_samples:
+          - labels: 'ALERTS{alertname="WebCheckerDown",alertstate="pending",severity="warning",namespace="shop",name="payments"}'
+            value: 1
+          - labels: 'ALERTS{alertname="WebCheckerDown",alertstate="pending",severity="warning",namespace="shop",name="moved"}'
+            value: 1
     alert_rule_test:
       - eval_time: 4m
         alertname: WebCheckerDown
@@ -477,10 +562,12 @@ tests:
             exp_annotations:
               summary: WebChecker shop/payments is down
               description: "Probes of WebChecker shop/payments have failed for 5m: kubectl describe webchecker -n shop payments"
+              runbook: RUNBOOK(WebCheckerDown)
           - exp_labels: {severity: warning, namespace: shop, name: moved}
             exp_annotations:
               summary: WebChecker shop/moved is down
               description: "Probes of WebChecker shop/moved have failed for 5m: kubectl describe webchecker -n shop moved"
+              runbook: RUNBOOK(WebCheckerDown)
 `
 	promtoolRuleTest(t, unitTest)
 }
@@ -514,6 +601,15 @@ tests:
       # Down: the server is up to WebCheckerDown, not to this alert.
       - series: 'webchecker_probe_success{namespace="shop",name="payments"}'
         values: '1x20'
+    # Expiring from the start: pending, not firing, before 15m.
+    promql_expr_test:
+      - expr: ALERTS{alertname="WebCheckerCertificateExpiring"}
+        eval_time: 14m
+        exp_samples:
+          - labels: 'ALERTS{alertname="WebCheckerCertificateExpiring",alertstate="pending",severity="warning",namespace="shop",name="payments"}'
+            value: 1
+          - labels: 'ALERTS{alertname="WebCheckerCertificateExpiring",alertstate="pending",severity="warning",namespace="shop",name="moved"}'
+            value: 1
     alert_rule_test:
       - eval_time: 14m
         alertname: WebCheckerCertificateExpiring
@@ -525,10 +621,12 @@ tests:
             exp_annotations:
               summary: The certificate of WebChecker shop/payments expires soon
               description: "The certificate chain served to WebChecker shop/payments expires in 10d 0h 0m 0s, less than 14 days: kubectl describe webchecker -n shop payments"
+              runbook: RUNBOOK(WebCheckerCertificateExpiring)
           - exp_labels: {severity: warning, namespace: shop, name: moved}
             exp_annotations:
               summary: The certificate of WebChecker shop/moved expires soon
               description: "The certificate chain served to WebChecker shop/moved expires in 10d 0h 0m 0s, less than 14 days: kubectl describe webchecker -n shop moved"
+              runbook: RUNBOOK(WebCheckerCertificateExpiring)
       - eval_time: 16m
         alertname: WebCheckerDown
         exp_alerts: []

@@ -49,6 +49,9 @@ type PrometheusOptions struct {
 	// BearerToken, when set, makes it scrape over HTTPS with this token,
 	// accepting the targets' self-signed certificates.
 	BearerToken string
+	// RuleFiles are Prometheus rule files (recording and alerting rules)
+	// it loads and evaluates every ScrapeInterval.
+	RuleFiles []string
 }
 
 // StartPrometheus starts a Prometheus server as opts say and waits until it
@@ -75,15 +78,19 @@ func StartPrometheus(ctx context.Context, opts PrometheusOptions) (*Prometheus, 
     tls_config:
       insecure_skip_verify: true`, tokenPath)
 	}
+	rules := ""
+	if len(opts.RuleFiles) > 0 {
+		rules = fmt.Sprintf("rule_files: ['%s']\n", strings.Join(opts.RuleFiles, "', '"))
+	}
 	config := fmt.Sprintf(`global:
   scrape_interval: %[1]s
   scrape_timeout: %[1]s
   evaluation_interval: %[1]s
-scrape_configs:
+%[4]sscrape_configs:
   - job_name: webchecker%[3]s
     static_configs:
       - targets: ['%[2]s']
-`, model.Duration(opts.ScrapeInterval), strings.Join(opts.Targets, "', '"), auth)
+`, model.Duration(opts.ScrapeInterval), strings.Join(opts.Targets, "', '"), auth, rules)
 	configPath := filepath.Join(opts.Dir, "prometheus.yml")
 	if err := os.WriteFile(configPath, []byte(config), 0o600); err != nil {
 		return nil, fmt.Errorf("writing prometheus config: %w", err)

@@ -36,6 +36,16 @@ func NewTarget() *Target {
 	return t
 }
 
+// NewTLSTarget starts a Target like NewTarget, serving HTTPS with a
+// self-signed certificate (httptest's, valid for 127.0.0.1 and far from
+// expiry): probes must skip verification (spec.tls.insecureSkipVerify).
+func NewTLSTarget() *Target {
+	t := &Target{}
+	t.status.Store(http.StatusOK)
+	t.server = httptest.NewTLSServer(http.HandlerFunc(t.serve))
+	return t
+}
+
 func (t *Target) serve(w http.ResponseWriter, r *http.Request) {
 	t.mu.Lock()
 	t.hits = append(t.hits, Hit{Path: r.URL.RequestURI(), Time: time.Now(), Header: r.Header.Clone()})

@@ -1,0 +1,258 @@
+package chart_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/e2e/chart"
+	"github.com/networkio/webchecker/e2e/framework"
+)
+
+// Settings of TestChartPromQLAgainstPrometheus.
+const (
+	promqlNamespace      = "promql"
+	promqlLeaseNamespace = "promql-leases"
+	promqlInterval       = 2 * time.Second
+	promqlScrapeInterval = time.Second
+)
+
+// promqlVariables replace the dashboards' template variables: the checker
+// variables name a checker of the test, the replica variable matches every
+// replica, and Grafana's intervals are windows that hold a few scrapes.
+var promqlVariables = strings.NewReplacer(
+	"$namespace", promqlNamespace,
+	"$name", "healthy-0",
+	"$instance", ".*",
+	"$__rate_interval", "30s",
+	"$__range", "1m",
+	"$__interval", "10s",
+)
+
+// labelValuesQuery is a Grafana query variable: label_values(<selector>, <label>).
+var labelValuesQuery = regexp.MustCompile(`^label_values\((.*),\s*(\w+)\)$`)
+
+// promqlExpression is one PromQL expression the chart ships, and where.
+type promqlExpression struct {
+	source string // e.g. "rule WebCheckerDown", "webchecker-fleet.json: Checkers up"
+	expr   string
+	// wantData: the expression must return samples (a recording rule over
+	// checkers that exist; WebCheckerDown with a broken checker).
+	wantData bool
+}
+
+// TestChartPromQLAgainstPrometheus runs every PromQL expression of the
+// chart, those of its PrometheusRule (every group on) and of its Grafana
+// dashboards, against the real Prometheus of the metrics end-to-end test
+// (framework.StartFleet: three manager replicas, scraped every second, here
+// also evaluating the chart's rules) once it has scraped healthy, broken and
+// https checkers: each must run, and every metric it names must have a
+// series, so that an expression naming a metric that does not exist (a typo,
+// or a metric no code exports) fails.
+func TestChartPromQLAgainstPrometheus(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	cluster, err := framework.StartControlPlane()
+	require.NoError(t, err)
+	defer func() { assert.NoError(t, cluster.Stop()) }()
+	scheme, err := framework.NewScheme()
+	require.NoError(t, err)
+	c, err := client.New(cluster.Config, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	for _, ns := range []string{promqlNamespace, promqlLeaseNamespace} {
+		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	}
+
+	// The chart's rules, as Prometheus loads a PrometheusRule's spec.
+	dir := t.TempDir()
+	spec := renderedRules(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
+	rules, err := yaml.Marshal(spec)
+	require.NoError(t, err)
+	rulesPath := filepath.Join(dir, "rules.yaml")
+	require.NoError(t, os.WriteFile(rulesPath, rules, 0o600))
+
+	fleet, err := framework.StartFleet(ctx, framework.FleetOptions{
+		Name:     "promql",
+		Replicas: 3,
+		Manager: framework.ManagerOptions{
+			Binary: managerPath, Kubeconfig: cluster.KubeconfigPath, DNSServer: dns.Addr(),
+			Args: []string{"--lease-namespace=" + promqlLeaseNamespace, "--lease-duration=5s", "--lease-renew-interval=1s"},
+		},
+		Prometheus: framework.PrometheusOptions{Dir: dir, ScrapeInterval: promqlScrapeInterval, RuleFiles: []string{rulesPath}},
+	})
+	require.NoError(t, err)
+	defer fleet.Stop()
+	defer func() {
+		if t.Failed() {
+			t.Log(fleet.Logs(40))
+		}
+	}()
+	prom := fleet.Prometheus
+
+	// Checkers of every kind the expressions look at: up, down (500), and
+	// https (a certificate expiry).
+	healthy, broken, secure := framework.NewTarget(), framework.NewTarget(), framework.NewTLSTarget()
+	for _, target := range []*framework.Target{healthy, broken, secure} {
+		defer target.Close()
+	}
+	broken.SetStatus(http.StatusInternalServerError)
+	checkers := map[string]*framework.Target{"healthy-0": healthy, "healthy-1": healthy, "broken-0": broken, "https-0": secure}
+	for name, target := range checkers {
+		wc := &webcheckerv1alpha1.WebChecker{
+			ObjectMeta: metav1.ObjectMeta{Namespace: promqlNamespace, Name: name},
+			Spec: webcheckerv1alpha1.WebCheckerSpec{
+				Host:     target.URL(),
+				Path:     "/" + name,
+				Interval: &metav1.Duration{Duration: promqlInterval},
+				Timeout:  &metav1.Duration{Duration: time.Second},
+			},
+		}
+		if target == secure {
+			wc.Spec.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true}
+		}
+		require.NoError(t, c.Create(ctx, wc))
+	}
+
+	// Scraped, and the rules evaluated over it: every checker has its
+	// availability over the longest window, the https one its expiry, and
+	// the rate() windows hold a few scrapes.
+	ready := map[string]float64{
+		`count(webchecker_probe_success{namespace="` + promqlNamespace + `"})`:                         float64(len(checkers)),
+		`count(webchecker_probe_ssl_earliest_cert_expiry{namespace="` + promqlNamespace + `"})`:        1,
+		`count(webchecker:probe_availability:ratio_rate30d{namespace="` + promqlNamespace + `"} >= 0)`: float64(len(checkers)),
+		`count(up == 1)`: 3,
+		`min(count_over_time(webchecker_probe_success{namespace="` + promqlNamespace + `"}[30s])) >= bool 20`: 1,
+	}
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		pending := map[string]string{}
+		for expr, want := range ready {
+			if v, ok, err := prom.Scalar(ctx, expr); err != nil || !ok || v != want {
+				pending[expr] = fmt.Sprintf("%s, want %v", scalarOr(prom, expr), want)
+			}
+		}
+		if len(pending) == 0 {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "never scraped every checker: %v", pending)
+		time.Sleep(500 * time.Millisecond)
+	}
+
+	// The check itself: an expression naming a metric that does not exist
+	// fails, even where it returns data.
+	for _, expr := range []string{`webchecker_probe_sucess`, `sum(webchecker_probe_success) or vector(0) + webchecker_no_such_metric`} {
+		_, err := prom.CheckExpression(ctx, expr)
+		assert.ErrorIs(t, err, framework.ErrNoSeries, expr)
+	}
+
+	expressions := append(ruleExpressions(t, spec), dashboardExpressions(t)...)
+	require.Greater(t, len(expressions), 40)
+	for _, e := range expressions {
+		t.Run(e.source, func(t *testing.T) {
+			expr := promqlVariables.Replace(e.expr)
+			samples, err := prom.CheckExpression(ctx, expr)
+			require.NoError(t, err, "%s\n%s", e.source, expr)
+			if e.wantData {
+				assert.Positive(t, samples, "%s returns no data: %s", e.source, expr)
+			}
+			t.Logf("%d samples: %s", samples, expr)
+		})
+	}
+}
+
+// ruleExpressions lists the expression of every rule of a PrometheusRule
+// spec.
+func ruleExpressions(t *testing.T, spec map[string]any) []promqlExpression {
+	var out []promqlExpression
+	for _, g := range ruleGroups(spec) {
+		rules, _ := g["rules"].([]any)
+		for _, r := range rules {
+			r := r.(map[string]any)
+			expr, _ := r["expr"].(string)
+			require.NotEmpty(t, expr, "rule %v", r)
+			if name, ok := r["record"].(string); ok {
+				out = append(out, promqlExpression{source: "record " + name, expr: expr, wantData: true})
+				continue
+			}
+			name, _ := r["alert"].(string)
+			out = append(out, promqlExpression{source: "alert " + name, expr: expr, wantData: name == "WebCheckerDown"})
+		}
+	}
+	return out
+}
+
+// dashboardExpressions lists the expression of every query of every panel
+// of the chart's dashboards, and the selector of every label_values query
+// variable.
+func dashboardExpressions(t *testing.T) []promqlExpression {
+	dir, err := chart.Dir()
+	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join(dir, "files", "dashboards", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	var out []promqlExpression
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		var d struct {
+			Templating struct {
+				List []struct {
+					Name  string `json:"name"`
+					Type  string `json:"type"`
+					Query any    `json:"query"`
+				} `json:"list"`
+			} `json:"templating"`
+			Panels []struct {
+				Title   string `json:"title"`
+				Targets []struct {
+					Expr  string `json:"expr"`
+					RefID string `json:"refId"`
+				} `json:"targets"`
+			} `json:"panels"`
+		}
+		require.NoError(t, json.Unmarshal(data, &d))
+		base := filepath.Base(file)
+		for _, v := range d.Templating.List {
+			if v.Type != "query" {
+				continue
+			}
+			query, _ := v.Query.(string)
+			m := labelValuesQuery.FindStringSubmatch(query)
+			require.NotNil(t, m, "%s: variable %s is a label_values query: %v", base, v.Name, v.Query)
+			out = append(out, promqlExpression{source: fmt.Sprintf("%s variable %s", base, v.Name), expr: m[1], wantData: true})
+		}
+		for _, p := range d.Panels {
+			for _, target := range p.Targets {
+				out = append(out, promqlExpression{source: fmt.Sprintf("%s %s %s", base, p.Title, target.RefID), expr: target.Expr})
+			}
+		}
+	}
+	return out
+}
+
+// scalarOr returns the value of expr for a failure message.
+func scalarOr(prom *framework.Prometheus, expr string) string {
+	v, ok, err := prom.Scalar(context.Background(), expr)
+	switch {
+	case err != nil:
+		return err.Error()
+	case !ok:
+		return "(none)"
+	}
+	return fmt.Sprint(v)
+}
