@@ -105,9 +105,10 @@ dashboards: ## Generate the chart's Grafana dashboards (charts/webchecker/files/
 	cd $(DASHBOARDS) && go run . -out $(CHART)/files/dashboards
 
 .PHONY: tidy
-tidy: ## Tidy go.mod and go.sum of the project module and of the chart tests' module.
+tidy: ## Tidy go.mod and go.sum of the project module, the chart tests' module and the dashboards generator's.
 	go mod tidy
 	cd $(CHART_TESTS) && go mod tidy
+	cd $(DASHBOARDS) && go mod tidy
 
 .PHONY: docker-build
 docker-build: ## Build the container image $(IMG) (needs a Docker engine).
