@@ -4,6 +4,8 @@
 // the same run, prints a table and writes its figures as JSON under
 // bin/bench/.
 //
+//   - controlplane measures a local control plane with three manager
+//     replicas: convergence, a steady minute, a flip, the hand-over;
 //   - procstat reads a process's CPU time and memory from /proc;
 //   - report prints the tables and writes the JSON files.
 package bench

@@ -4,8 +4,9 @@
 // and etcd built by the Makefile, started through envtest) with the
 // project's CRDs installed (or none, for the chart to install), kubectl as
 // its admin or as another user, HTTP targets on loopback that record what
-// was probed, manager processes run from the built binary, and a loopback
-// DNS stub for them.
+// was probed, manager processes run from the built binary, a loopback DNS
+// stub for them, and a recorder of every watch event on the WebCheckers
+// (their status writes).
 //
 // It needs no Helm: the chart's tests keep the Helm SDK in their own module,
 // so neither the demo nor the project module depends on it.
