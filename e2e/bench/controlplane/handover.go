@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/networkio/webchecker/e2e/bench/report"
@@ -64,6 +65,8 @@ func (e *env) stopAndObserve(ctx context.Context, id, how string, promise time.D
 	return []report.Row{
 		{Name: how + ": checkers of the stopped replica", Value: float64(len(owned)), Unit: "checkers"},
 		{Name: how + ": until the process was gone", Value: exited.Seconds(), Unit: "s"},
+		{Name: how + ": probe gap, median checker", Value: g.median.Seconds(), Unit: "s"},
+		{Name: how + ": probe gap, 99th percentile", Value: g.p99.Seconds(), Unit: "s"},
 		{Name: how + ": longest probe gap", Value: g.longest.Seconds(), Unit: "s",
 			Goal: fmt.Sprintf("<= %s", promise), Met: report.Met(len(owned) > 0 && g.longest <= promise)},
 		{Name: how + ": checkers with a longer gap", Value: float64(g.over), Unit: "checkers", Goal: "0", Met: report.Met(g.over == 0)},
@@ -90,9 +93,10 @@ func (e *env) ownedBy(id string, at time.Time) []int {
 	return owned
 }
 
-// gaps summarises the probe gaps of a set of checkers.
+// gaps summarises the probe gaps of a set of checkers: the longest gap of
+// each, the median and 99th percentile of those, and the longest.
 type gaps struct {
-	longest time.Duration
+	median, p99, longest time.Duration
 	// over counts the checkers with a gap longer than the promise.
 	over int
 }
@@ -102,6 +106,7 @@ type gaps struct {
 // probe to end counts as a gap too: a checker nobody took over).
 func (e *env) longestGap(checkers []int, at, end time.Time, promise time.Duration) gaps {
 	var g gaps
+	worstOf := make([]time.Duration, 0, len(checkers))
 	for _, i := range checkers {
 		worst := time.Duration(0)
 		var prev time.Time
@@ -117,10 +122,16 @@ func (e *env) longestGap(checkers []int, at, end time.Time, promise time.Duratio
 		if !prev.IsZero() {
 			worst = max(worst, end.Sub(prev))
 		}
-		g.longest = max(g.longest, worst)
+		worstOf = append(worstOf, worst)
 		if worst > promise {
 			g.over++
 		}
+	}
+	if len(worstOf) > 0 {
+		slices.Sort(worstOf)
+		g.median = worstOf[len(worstOf)/2]
+		g.p99 = worstOf[len(worstOf)*99/100]
+		g.longest = worstOf[len(worstOf)-1]
 	}
 	return g
 }

@@ -10,10 +10,16 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/go-logr/logr"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
 	"github.com/networkio/webchecker/e2e/bench/report"
 )
 
 func main() {
+	// envtest logs through controller-runtime's logger; the bench's output
+	// is its table.
+	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if _, err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {

@@ -66,7 +66,7 @@ func TestLongestGap(t *testing.T) {
 	tg.probes[2] = []probe{{at: at(9000)}, {at: at(40000)}} // after the end
 	e := &env{targets: tg}
 	g := e.longestGap([]int{0}, at(11000), at(25000), 12*time.Second)
-	assert.Equal(t, gaps{longest: 10 * time.Second}, g, "the gap across the stop and the ones after")
+	assert.Equal(t, gaps{median: 10 * time.Second, p99: 10 * time.Second, longest: 10 * time.Second}, g, "the gap across the stop and the ones after")
 	g = e.longestGap([]int{0, 1, 2}, at(11000), at(25000), 12*time.Second)
-	assert.Equal(t, gaps{longest: 17 * time.Second, over: 2}, g)
+	assert.Equal(t, gaps{median: 16 * time.Second, p99: 17 * time.Second, longest: 17 * time.Second, over: 2}, g)
 }
