@@ -29,5 +29,6 @@
 // Usage:
 //
 //	go run ./e2e/bench/controlplane [--sizes 1000,3000,10000] [--steady 60s]
-//	    [--manager bin/manager] [--manager-args '--probe-workers=128'] [--out bin/bench] [--smoke]
+//	    [--manager bin/manager] [--manager-args '--probe-workers=128'] [--out bin/bench]
+//	    [--converge-within 5m] [--smoke]
 package main

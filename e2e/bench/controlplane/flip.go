@@ -36,7 +36,7 @@ func (e *env) flip(ctx context.Context) ([]report.Row, error) {
 		e.healthy[i] = false
 		e.targets.setFailing(i, true)
 	}
-	doneAt, err := e.waitReflected(ctx, want)
+	doneAt, _, err := e.waitReflected(ctx, want)
 	if err != nil {
 		return nil, fmt.Errorf("waiting for the flipped checkers: %w", err)
 	}

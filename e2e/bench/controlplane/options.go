@@ -64,7 +64,7 @@ func defaultOptions() options {
 
 // applySmoke shrinks o to the smoke size: every phase, in well under a
 // minute.
-func (o *options) applySmoke(sizesSet, steadySet bool) {
+func (o *options) applySmoke(sizesSet, steadySet, convergeSet bool) {
 	if !sizesSet {
 		o.sizes = []int{30}
 	}
@@ -73,7 +73,9 @@ func (o *options) applySmoke(sizesSet, steadySet bool) {
 	}
 	o.interval, o.timeout = 2*time.Second, time.Second
 	o.leaseDuration, o.renewInterval = 5*time.Second, time.Second
-	o.convergeWithin = time.Minute
+	if !convergeSet {
+		o.convergeWithin = time.Minute
+	}
 }
 
 // parseOptions parses the command line args.
@@ -86,6 +88,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.manager, "manager", "", "Manager binary (default: bin/manager under the repository root).")
 	managerArgs := fs.String("manager-args", "", "Further manager flags, separated by spaces.")
 	fs.StringVar(&o.out, "out", "", "Directory the JSON report (controlplane.json) is written to (default: bin/bench under the repository root).")
+	fs.DurationVar(&o.convergeWithin, "converge-within", o.convergeWithin, "How long to wait, after the last create and after the flip, for the Ready conditions before giving up (a slow build may need more).")
 	fs.BoolVar(&o.smoke, "smoke", false, "Tiny run: 30 checkers, 2 s interval, 5 s leases, 3 s steady window, every phase.")
 	if err := fs.Parse(args); err != nil {
 		return options{}, fmt.Errorf("parsing flags: %w", err)
@@ -101,7 +104,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	}
 	o.managerArgs = strings.Fields(*managerArgs)
 	if o.smoke {
-		o.applySmoke(set["sizes"], set["steady"])
+		o.applySmoke(set["sizes"], set["steady"], set["converge-within"])
 	}
 	if o.manager == "" || o.out == "" {
 		root, err := framework.RepoRoot()
@@ -135,6 +138,7 @@ func (o *options) params() map[string]any {
 		"manager":            o.manager,
 		"managerArgs":        o.managerArgs,
 		"smoke":              o.smoke,
+		"convergeWithin":     o.convergeWithin.String(),
 		"promiseSIGTERM":     o.promiseTerm().String(),
 		"promiseSIGKILL":     o.promiseKill().String(),
 	}

@@ -67,21 +67,21 @@ func (r *reflection) done() (time.Time, bool) {
 
 // waitReflected waits until every checker in want shows its Ready status
 // in the watch and returns when the last one came to, as the watch
-// delivered it.
-func (e *env) waitReflected(ctx context.Context, want readyWant) (time.Time, error) {
+// delivered it. It returns how many did when it gives up.
+func (e *env) waitReflected(ctx context.Context, want readyWant) (time.Time, int, error) {
 	r := &reflection{want: want, matching: map[string]time.Time{}}
 	deadline := time.Now().Add(e.opts.convergeWithin)
 	for {
 		r.consume(e.rec.Since(r.read))
 		if at, ok := r.done(); ok {
-			return at, nil
+			return at, len(want), nil
 		}
 		if time.Now().After(deadline) {
-			return time.Time{}, fmt.Errorf("after %s, %d of %d checkers show their Ready status (watch errors: %v)",
+			return time.Time{}, len(r.matching), fmt.Errorf("after %s, %d of %d checkers show their Ready status (watch errors: %v)",
 				e.opts.convergeWithin, len(r.matching), len(want), e.rec.Errors())
 		}
 		if err := sleep(ctx, 100*time.Millisecond); err != nil {
-			return time.Time{}, err
+			return time.Time{}, len(r.matching), err
 		}
 	}
 }

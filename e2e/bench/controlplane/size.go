@@ -31,10 +31,12 @@ func runSize(ctx context.Context, o *options, size int, handOver bool, rep *repo
 
 	step("creating the checkers")
 	rows, err := e.converge(ctx)
+	if len(rows) > 0 {
+		rep.Add(title("creation and first status"), rows...)
+	}
 	if err != nil {
 		return err
 	}
-	rep.Add(title("creation and first status"), rows...)
 
 	// Let the last writes land (a checker whose first probe came after
 	// its Pending grace is written twice) before the steady window.
@@ -72,28 +74,32 @@ func runSize(ctx context.Context, o *options, size int, handOver bool, rep *repo
 }
 
 // converge creates the checkers and waits until each shows its Ready
-// status.
+// status. When the wait gives up it returns, with the error, rows that say
+// how far it got.
 func (e *env) converge(ctx context.Context) ([]report.Row, error) {
 	created, err := e.createCheckers(ctx)
 	if err != nil {
 		return nil, err
 	}
-	at, err := e.waitReflected(ctx, e.want())
+	rows := []report.Row{
+		{Name: "checkers", Value: float64(e.size), Unit: "checkers"},
+		{Name: "failing from the start", Value: float64(e.size - e.healthyCount()), Unit: "checkers"},
+		{Name: "creation", Value: created.took().Seconds(), Unit: "s"},
+		{Name: "creation rate", Value: float64(e.size) / created.took().Seconds(), Unit: "creates/s"},
+	}
+	at, matched, err := e.waitReflected(ctx, e.want())
 	if err != nil {
-		return nil, fmt.Errorf("waiting for every Ready condition: %w", err)
+		return append(rows, report.Row{Name: "checkers showing their Ready status when the wait gave up",
+				Value: float64(matched), Unit: "checkers", Goal: fmt.Sprintf("= %d", e.size), Met: report.Met(false)}),
+			fmt.Errorf("waiting for every Ready condition: %w", err)
 	}
 	afterLast := report.Row{Name: "all Ready reflect the targets, after the last create", Value: at.Sub(created.last).Seconds(), Unit: "s"}
 	if e.size >= goalSize {
 		afterLast.Goal, afterLast.Met = "<= 30 s", report.Met(at.Sub(created.last) <= convergeGoal)
 	}
-	return []report.Row{
-		{Name: "checkers", Value: float64(e.size), Unit: "checkers"},
-		{Name: "failing from the start", Value: float64(e.size - e.healthyCount()), Unit: "checkers"},
-		{Name: "creation", Value: created.took().Seconds(), Unit: "s"},
-		{Name: "creation rate", Value: float64(e.size) / created.took().Seconds(), Unit: "creates/s"},
-		{Name: "all Ready reflect the targets, after the first create", Value: at.Sub(created.first).Seconds(), Unit: "s"},
-		afterLast,
-	}, nil
+	return append(rows,
+		report.Row{Name: "all Ready reflect the targets, after the first create", Value: at.Sub(created.first).Seconds(), Unit: "s"},
+		afterLast), nil
 }
 
 func (e *env) healthyCount() int {
