@@ -40,7 +40,7 @@ type shardingEnv struct {
 	ringName   string
 	target     *framework.Target
 	hits       *hitIndex
-	rec        *statusRecorder
+	rec        *framework.StatusRecorder
 	phaseStart time.Time
 
 	names  []string          // checker names; names[i] is probed at /c/i
@@ -103,9 +103,9 @@ func newShardingEnv(t *testing.T) *shardingEnv {
 	t.Cleanup(e.target.Close)
 	e.hits = newHitIndex(e.target)
 
-	e.rec, err = startStatusRecorder(ctx, c, e.ns)
+	e.rec, err = framework.StartStatusRecorder(ctx, c, e.ns)
 	require.NoError(t, err)
-	t.Cleanup(e.rec.stop)
+	t.Cleanup(e.rec.Stop)
 
 	// Runs before the cleanups above (LIFO) but after the managers' own
 	// cleanups registered later: every process is gone by then.
@@ -349,13 +349,6 @@ func (e *shardingEnv) list() []webcheckerv1alpha1.WebChecker {
 	return list.Items
 }
 
-func readyOf(wc *webcheckerv1alpha1.WebChecker) metav1.ConditionStatus {
-	if c := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady); c != nil {
-		return c.Status
-	}
-	return ""
-}
-
 // waitAllReady polls until every checker is Ready=True and returns when it
 // saw that; the deadline counts from since.
 func (e *shardingEnv) waitAllReady(since time.Time, within time.Duration) (time.Time, bool) {
@@ -366,7 +359,7 @@ func (e *shardingEnv) waitAllReady(since time.Time, within time.Duration) (time.
 			return false
 		}
 		for i := range items {
-			if readyOf(&items[i]) != metav1.ConditionTrue {
+			if framework.ReadyOf(&items[i]) != metav1.ConditionTrue {
 				return false
 			}
 		}
@@ -407,7 +400,7 @@ func (e *shardingEnv) checkAssignment(phase string) map[string]int {
 		if want := owners[wc.Name]; wc.Status.Shard != want {
 			wrong = append(wrong, fmt.Sprintf("%s: shard %q, owner %q", wc.Name, wc.Status.Shard, want))
 		}
-		if readyOf(&wc) != metav1.ConditionTrue {
+		if framework.ReadyOf(&wc) != metav1.ConditionTrue {
 			notReady++
 		}
 	}
@@ -530,7 +523,7 @@ func (e *shardingEnv) awaitOwners(names []string, want map[string]string, since 
 	var missing []string
 	poll(wait, 100*time.Millisecond, func() bool {
 		e.hits.sync()
-		written := e.rec.firstWrites(since, want)
+		written := e.rec.FirstWrites(since, want)
 		missing = missing[:0]
 		for _, name := range names {
 			if _, done := took[name]; done {
@@ -593,12 +586,12 @@ func (e *shardingEnv) scaleOut(id string) {
 	// by anyone but their owner since the new replica started.
 	e.hits.sync()
 	var wrongWrites, wrongProbes []string
-	for _, ev := range e.rec.snapshot() {
-		if ev.at.Before(start) || ev.shard == "" || after[ev.name] == id {
+	for _, ev := range e.rec.Snapshot() {
+		if ev.At.Before(start) || ev.Shard == "" || after[ev.Name] == id {
 			continue
 		}
-		if ev.shard != before[ev.name] {
-			wrongWrites = append(wrongWrites, fmt.Sprintf("%s written by %s at +%s (owner %s)", ev.name, ev.shard, ev.at.Sub(start).Round(time.Millisecond), before[ev.name]))
+		if ev.Shard != before[ev.Name] {
+			wrongWrites = append(wrongWrites, fmt.Sprintf("%s written by %s at +%s (owner %s)", ev.Name, ev.Shard, ev.At.Sub(start).Round(time.Millisecond), before[ev.Name]))
 		}
 	}
 	for _, name := range e.names {

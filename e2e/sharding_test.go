@@ -157,7 +157,7 @@ func TestSharding(t *testing.T) {
 	e.phase("whole-test invariants")
 	e.waitGraceOver()
 	end := time.Now()
-	e.rec.stop()
+	e.rec.Stop()
 	e.checkProbeGaps(end)
 	e.checkStatusWriters(end)
 	e.checkReadyNeverLost(allReady, end)

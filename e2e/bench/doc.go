@@ -6,6 +6,9 @@
 //
 //   - engine measures the HTTP prober and the scheduler, side by side with
 //     the blackbox exporter and wrk (engine.json);
+//   - controlplane measures a local control plane with three manager
+//     replicas: convergence, a steady minute, a flip, the hand-over
+//     (controlplane.json);
 //   - procstat reads a process's CPU time and memory from /proc;
 //   - report prints the tables and writes the JSON files.
 package bench

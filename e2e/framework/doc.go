@@ -4,10 +4,11 @@
 // and etcd built by the Makefile, started through envtest) with the
 // project's CRDs installed (or none, for the chart to install), kubectl as
 // its admin or as another user, HTTP targets on loopback that record what
-// was probed, manager processes run from the built binary, and a loopback
-// DNS stub for them; a real Prometheus server scraping a fleet of manager
-// replicas (StartFleet), and a check that a PromQL expression names only
-// metrics that have series (CheckExpression).
+// was probed, manager processes run from the built binary, a loopback DNS
+// stub for them, and a recorder of every watch event on the WebCheckers
+// (their status writes); a real Prometheus server scraping a fleet of
+// manager replicas (StartFleet), and a check that a PromQL expression names
+// only metrics that have series (CheckExpression).
 //
 // It needs no Helm: the chart's tests keep the Helm SDK in their own module,
 // so neither the demo nor the project module depends on it.

@@ -1,0 +1,198 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
+)
+
+const (
+	// checkerNamespace holds the WebCheckers, leaseNamespace the replicas'
+	// Leases.
+	checkerNamespace = "bench"
+	leaseNamespace   = "bench-leases"
+	ringName         = "bench"
+)
+
+// env is one size's world: a fresh control plane, the DNS stub, the
+// targets, a client, a watch recording every write, and the replicas.
+type env struct {
+	opts *options
+	size int
+
+	cp      *framework.ControlPlane
+	dns     *probetest.DNSServer
+	targets *targets
+	c       client.WithWatch
+	kube    kubernetes.Interface
+	rec     *framework.StatusRecorder
+
+	ids      []string // replica ids, "replica-a", ...
+	managers map[string]*framework.Manager
+	// healthy tells, per checker index, whether its target answers 200.
+	healthy []bool
+}
+
+// startEnv starts everything but the checkers. On error everything it
+// started is stopped again.
+func startEnv(ctx context.Context, o *options, size int) (e *env, err error) {
+	e = &env{opts: o, size: size, managers: map[string]*framework.Manager{}, healthy: make([]bool, size)}
+	defer func() {
+		if err != nil {
+			err = errors.Join(err, e.close(false))
+		}
+	}()
+	if e.dns, err = probetest.NewDNSServer(map[string][]net.IP{}); err != nil {
+		return nil, fmt.Errorf("starting the DNS stub: %w", err)
+	}
+	if e.targets, err = startTargets(size); err != nil {
+		return nil, err
+	}
+	for i := range size {
+		e.healthy[i] = i%o.failingEvery != 0
+		e.targets.setFailing(i, !e.healthy[i])
+	}
+	if e.cp, err = framework.StartControlPlane(); err != nil {
+		return nil, err
+	}
+	if err = e.connect(ctx); err != nil {
+		return nil, err
+	}
+	if e.rec, err = framework.StartStatusRecorder(ctx, e.c, checkerNamespace); err != nil {
+		return nil, err
+	}
+	for i := range o.replicas {
+		e.ids = append(e.ids, "replica-"+string(rune('a'+i)))
+	}
+	if err = e.startReplicas(ctx, e.ids...); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// connect makes the clients, paced so that creating the checkers is not
+// the bottleneck, and creates the namespaces.
+func (e *env) connect(ctx context.Context) error {
+	scheme, err := framework.NewScheme()
+	if err != nil {
+		return err
+	}
+	cfg := *e.cp.Config
+	cfg.QPS, cfg.Burst = e.opts.createQPS, 2*int(e.opts.createQPS)
+	if e.c, err = client.NewWithWatch(&cfg, client.Options{Scheme: scheme}); err != nil {
+		return fmt.Errorf("creating client: %w", err)
+	}
+	if e.kube, err = kubernetes.NewForConfig(&cfg); err != nil {
+		return fmt.Errorf("creating clientset: %w", err)
+	}
+	for _, ns := range []string{checkerNamespace, leaseNamespace} {
+		if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return fmt.Errorf("creating namespace %s: %w", ns, err)
+		}
+	}
+	return nil
+}
+
+// startReplicas starts the manager processes ids at once and waits until
+// each is ready.
+func (e *env) startReplicas(ctx context.Context, ids ...string) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, id := range ids {
+		wg.Go(func() {
+			m, err := framework.StartManager(ctx, framework.ManagerOptions{
+				Binary:     e.opts.manager,
+				Kubeconfig: e.cp.KubeconfigPath,
+				ShardID:    id,
+				DNSServer:  e.dns.Addr(),
+				Args:       e.managerArgs(),
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("starting %s: %w", id, err))
+				return
+			}
+			e.managers[id] = m
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// managerArgs are the flags of every replica: only flags that older
+// builds know too, then --manager-args.
+func (e *env) managerArgs() []string {
+	return append([]string{
+		"--lease-namespace=" + leaseNamespace,
+		"--ring-name=" + ringName,
+		"--lease-duration=" + e.opts.leaseDuration.String(),
+		"--lease-renew-interval=" + e.opts.renewInterval.String(),
+	}, e.opts.managerArgs...)
+}
+
+// close stops every process and server e started. With failed, it first
+// prints the end of each replica's log.
+func (e *env) close(failed bool) error {
+	var errs []error
+	for _, id := range e.ids {
+		m := e.managers[id]
+		if m == nil {
+			continue
+		}
+		if failed {
+			fmt.Fprintf(os.Stderr, "----- last lines of %s -----\n%s\n", id, tail(m.Log(), 30))
+		}
+		if !m.Exited() {
+			errs = append(errs, m.Kill())
+		}
+	}
+	if e.rec != nil {
+		e.rec.Stop()
+	}
+	if e.cp != nil {
+		errs = append(errs, e.cp.Stop())
+	}
+	if e.targets != nil {
+		errs = append(errs, e.targets.close())
+	}
+	if e.dns != nil {
+		errs = append(errs, e.dns.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// sleep waits d or until ctx is done.
+func sleep(ctx context.Context, d time.Duration) error {
+	select {
+	case <-ctx.Done():
+		return fmt.Errorf("interrupted: %w", ctx.Err())
+	case <-time.After(d):
+		return nil
+	}
+}
+
+// tail returns the last n lines of s.
+func tail(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/networkio/webchecker/e2e/bench/report"
+	"github.com/networkio/webchecker/e2e/framework"
+)
+
+// terminateWithin bounds a replica's graceful shutdown.
+const terminateWithin = 30 * time.Second
+
+// handOver stops the first replica with SIGTERM and measures the longest
+// probe gap of the checkers it had; it restarts it, lets the ring settle,
+// then kills the second replica with SIGKILL and measures the same.
+func (e *env) handOver(ctx context.Context) ([]report.Row, error) {
+	termed, killed := e.ids[0], e.ids[1]
+	rows, err := e.stopAndObserve(ctx, termed, "SIGTERM", e.opts.promiseTerm(), func(m *framework.Manager) error {
+		if err := m.Terminate(terminateWithin); err != nil {
+			return fmt.Errorf("stopping %s with SIGTERM: %w", termed, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.startReplicas(ctx, termed); err != nil {
+		return nil, fmt.Errorf("restarting %s: %w", termed, err)
+	}
+	// The others see the new Lease within a renewal; the hand-over back
+	// to it is over within an interval of that.
+	if err := sleep(ctx, 2*e.opts.interval+e.opts.renewInterval); err != nil {
+		return nil, err
+	}
+	more, err := e.stopAndObserve(ctx, killed, "SIGKILL", e.opts.promiseKill(), func(m *framework.Manager) error {
+		if err := m.Kill(); err != nil {
+			return fmt.Errorf("killing %s: %w", killed, err)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return append(rows, more...), nil
+}
+
+// stopAndObserve stops replica id with stop, waits until promise (and a
+// second) has passed and returns the rows for the probe gaps of the
+// checkers it had.
+func (e *env) stopAndObserve(ctx context.Context, id, how string, promise time.Duration, stop func(*framework.Manager) error) ([]report.Row, error) {
+	at := time.Now()
+	owned := e.ownedBy(id, at)
+	if err := stop(e.managers[id]); err != nil {
+		return nil, err
+	}
+	exited := time.Since(at)
+	end := at.Add(promise + time.Second)
+	if err := sleep(ctx, time.Until(end)); err != nil {
+		return nil, err
+	}
+	g := e.longestGap(owned, at, end, promise)
+	return []report.Row{
+		{Name: how + ": checkers of the stopped replica", Value: float64(len(owned)), Unit: "checkers"},
+		{Name: how + ": until the process was gone", Value: exited.Seconds(), Unit: "s"},
+		{Name: how + ": probe gap, median checker", Value: g.median.Seconds(), Unit: "s"},
+		{Name: how + ": probe gap, 99th percentile", Value: g.p99.Seconds(), Unit: "s"},
+		{Name: how + ": longest probe gap", Value: g.longest.Seconds(), Unit: "s",
+			Goal: fmt.Sprintf("<= %s", promise), Met: report.Met(len(owned) > 0 && g.longest <= promise)},
+		{Name: how + ": checkers with a longer gap", Value: float64(g.over), Unit: "checkers", Goal: "0", Met: report.Met(g.over == 0)},
+	}, nil
+}
+
+// ownedBy returns the checkers whose last probe before at, within an
+// interval and a second, came from replica id: those it had.
+func (e *env) ownedBy(id string, at time.Time) []int {
+	var owned []int
+	since := at.Add(-e.opts.interval - time.Second)
+	for i := range e.size {
+		ps := e.targets.probesOf(i)
+		last := -1
+		for k, p := range ps {
+			if p.at.Before(at) {
+				last = k
+			}
+		}
+		if last >= 0 && ps[last].at.After(since) && e.targets.shardName(ps[last]) == id {
+			owned = append(owned, i)
+		}
+	}
+	return owned
+}
+
+// gaps summarises the probe gaps of a set of checkers: the longest gap of
+// each, the median and 99th percentile of those, and the longest.
+type gaps struct {
+	median, p99, longest time.Duration
+	// over counts the checkers with a gap longer than the promise.
+	over int
+}
+
+// longestGap returns, over the checkers, the longest time between two
+// probes from the last one before at until end (the time from the last
+// probe to end counts as a gap too: a checker nobody took over).
+func (e *env) longestGap(checkers []int, at, end time.Time, promise time.Duration) gaps {
+	var g gaps
+	worstOf := make([]time.Duration, 0, len(checkers))
+	for _, i := range checkers {
+		worst := time.Duration(0)
+		var prev time.Time
+		for _, p := range e.targets.probesOf(i) {
+			if p.at.After(end) {
+				break
+			}
+			if !prev.IsZero() && !p.at.Before(at) {
+				worst = max(worst, p.at.Sub(prev))
+			}
+			prev = p.at
+		}
+		if !prev.IsZero() {
+			worst = max(worst, end.Sub(prev))
+		}
+		worstOf = append(worstOf, worst)
+		if worst > promise {
+			g.over++
+		}
+	}
+	if len(worstOf) > 0 {
+		slices.Sort(worstOf)
+		g.median = worstOf[len(worstOf)/2]
+		g.p99 = worstOf[len(worstOf)*99/100]
+		g.longest = worstOf[len(worstOf)-1]
+	}
+	return g
+}
+
+// doubleProbes counts the pairs of consecutive probes of one checker less
+// than half an interval apart, over the whole run.
+func (e *env) doubleProbes() (pairs, checkers int) {
+	for i := range e.size {
+		ps := e.targets.probesOf(i)
+		n := 0
+		for k := 1; k < len(ps); k++ {
+			if ps[k].at.Sub(ps[k-1].at) < e.opts.interval/2 {
+				n++
+			}
+		}
+		pairs += n
+		if n > 0 {
+			checkers++
+		}
+	}
+	return pairs, checkers
+}

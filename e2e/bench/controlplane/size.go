@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/networkio/webchecker/e2e/bench/report"
+)
+
+// convergeGoal is how soon after the last create every checker must show
+// its Ready status at goalSize checkers.
+const convergeGoal = 30 * time.Second
+
+// runSize measures one size on a fresh control plane and adds its sections
+// to rep; handOver adds the hand-over. It logs its progress to log.
+func runSize(ctx context.Context, o *options, size int, handOver bool, rep *report.Report, log io.Writer) (err error) {
+	started := time.Now()
+	title := func(what string) string { return fmt.Sprintf("%d checkers: %s", size, what) }
+	step := func(what string) {
+		fmt.Fprintf(log, "[%s] %d checkers: %s\n", time.Now().UTC().Format("15:04:05"), size, what)
+	}
+	step("starting the control plane and the replicas")
+	e, err := startEnv(ctx, o, size)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, e.close(err != nil)) }()
+
+	step("creating the checkers")
+	rows, err := e.converge(ctx)
+	if len(rows) > 0 {
+		rep.Add(title("creation and first status"), rows...)
+	}
+	if err != nil {
+		return err
+	}
+
+	// Let the last writes land (a checker whose first probe came after
+	// its Pending grace is written twice) before the steady window.
+	if err := sleep(ctx, e.opts.interval); err != nil {
+		return err
+	}
+	step("steady window")
+	if rows, err = e.steady(ctx); err != nil {
+		return err
+	}
+	rep.Add(title("steady window"), rows...)
+
+	step("flipping 5 % of the healthy targets to 500")
+	if rows, err = e.flip(ctx); err != nil {
+		return err
+	}
+	rep.Add(title("flip"), rows...)
+
+	if handOver {
+		step("hand-over: SIGTERM, restart, SIGKILL")
+		if rows, err = e.handOver(ctx); err != nil {
+			return err
+		}
+		rep.Add(title("hand-over"), rows...)
+	}
+	pairs, checkers := e.doubleProbes()
+	rep.Add(title("correctness and run"),
+		report.Row{Name: "double probes (< interval/2 apart), whole run", Value: float64(pairs), Unit: "pairs"},
+		report.Row{Name: "checkers probed twice that close", Value: float64(checkers), Unit: "checkers"},
+		report.Row{Name: "requests for no checker's path", Value: float64(e.targets.strayCount()), Unit: "requests", Goal: "0", Met: report.Met(e.targets.strayCount() == 0)},
+		report.Row{Name: "watch interruptions", Value: float64(len(e.rec.Errors())), Unit: "errors"},
+		report.Row{Name: "bench time for this size", Value: time.Since(started).Seconds(), Unit: "s"})
+	step(fmt.Sprintf("done in %s", time.Since(started).Round(time.Second)))
+	return nil
+}
+
+// converge creates the checkers and waits until each shows its Ready
+// status. When the wait gives up it returns, with the error, rows that say
+// how far it got.
+func (e *env) converge(ctx context.Context) ([]report.Row, error) {
+	created, err := e.createCheckers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows := []report.Row{
+		{Name: "checkers", Value: float64(e.size), Unit: "checkers"},
+		{Name: "failing from the start", Value: float64(e.size - e.healthyCount()), Unit: "checkers"},
+		{Name: "creation", Value: created.took().Seconds(), Unit: "s"},
+		{Name: "creation rate", Value: float64(e.size) / created.took().Seconds(), Unit: "creates/s"},
+	}
+	at, matched, err := e.waitReflected(ctx, e.want())
+	if err != nil {
+		return append(rows, report.Row{Name: "checkers showing their Ready status when the wait gave up",
+				Value: float64(matched), Unit: "checkers", Goal: fmt.Sprintf("= %d", e.size), Met: report.Met(false)}),
+			fmt.Errorf("waiting for every Ready condition: %w", err)
+	}
+	afterLast := report.Row{Name: "all Ready reflect the targets, after the last create", Value: at.Sub(created.last).Seconds(), Unit: "s"}
+	if e.size >= goalSize {
+		afterLast.Goal, afterLast.Met = "<= 30 s", report.Met(at.Sub(created.last) <= convergeGoal)
+	}
+	return append(rows,
+		report.Row{Name: "all Ready reflect the targets, after the first create", Value: at.Sub(created.first).Seconds(), Unit: "s"},
+		afterLast), nil
+}
+
+func (e *env) healthyCount() int {
+	n := 0
+	for _, ok := range e.healthy {
+		if ok {
+			n++
+		}
+	}
+	return n
+}
