@@ -51,8 +51,9 @@ type AssignerOptions struct {
 	// reported per checker. Required.
 	Keys func(ctx context.Context) ([]types.NamespacedName, error)
 	// Notify is called for each checker whose ownership by this replica
-	// changed (gained or lost). It may block. Required.
-	Notify func(ctx context.Context, key types.NamespacedName)
+	// changed, lost ones first; Owns already answers the new ownership. It
+	// may block. Required.
+	Notify func(ctx context.Context, change Change)
 	// Deleter, when set, deletes Leases that have been expired for longer
 	// than StaleAfter (left behind by replicas that crashed), with a
 	// precondition on their resourceVersion so that a Lease renewed in the
@@ -68,6 +69,20 @@ type AssignerOptions struct {
 	Clock clock.WithTicker
 	// Logger logs membership changes.
 	Logger logr.Logger
+}
+
+// Change is a change of this replica's ownership of one checker.
+type Change struct {
+	// Key is the checker.
+	Key types.NamespacedName
+	// Owned is true for a checker gained, false for one lost.
+	Owned bool
+	// UnprobedSince, for a checker gained, is the earliest moment (on the
+	// Assigner's Clock) from which its previous owner may have stopped
+	// probing it: turns skipped here since then may have been probed by
+	// nobody (see scheduler.Scheduler.Gained). Zero when nothing can have
+	// been missed.
+	UnprobedSince time.Time
 }
 
 // Assigner decides the ownership of a replica among several: it builds a
@@ -236,7 +251,7 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	// Publish before listing the checkers: a checker created from now on
 	// is reconciled under the new assignment, and one created before is in
 	// the list below. Either way none is missed.
-	next := a.publish(members, a.opts.Fencer.Fenced())
+	next := a.publish(members, a.opts.Fencer.Fenced(), now)
 	if next == a.notified {
 		return nextExpiry, nil
 	}
@@ -247,24 +262,32 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 		return time.Time{}, fmt.Errorf("listing checkers: %w", err)
 	}
 	gained, lost := ownershipChanges(a.notified, next, a.opts.ID, keys)
+	before := a.notified
 	a.notified = next
 	a.opts.Logger.Info("Ring changed", "members", next.ring.Members(), "fenced", next.fenced, "gained", len(gained), "lost", len(lost), "checkers", len(keys))
 	// Lost first: stop probing what is no longer ours before taking more.
-	for _, key := range append(lost, gained...) {
-		a.opts.Notify(ctx, key)
+	for _, key := range lost {
+		a.opts.Notify(ctx, Change{Key: key})
+	}
+	lastSeen := make(map[string]time.Time, len(a.observed))
+	for id, o := range a.observed {
+		lastSeen[id] = o.At
+	}
+	for _, key := range gained {
+		a.opts.Notify(ctx, Change{Key: key, Owned: true, UnprobedSince: unprobedSince(before, a.opts.ID, key, next, lastSeen, now)})
 	}
 	return nextExpiry, nil
 }
 
-// publish makes the ring of members and fenced the current assignment,
-// unless they already are, and returns the current assignment.
-func (a *Assigner) publish(members []string, fenced bool) *assignment {
+// publish makes the ring of members and fenced the current assignment at
+// now, unless they already are, and returns the current assignment.
+func (a *Assigner) publish(members []string, fenced bool, now time.Time) *assignment {
 	current := a.current.Load()
 	sameMembers := slices.Equal(members, current.ring.Members())
 	if sameMembers && fenced == current.fenced {
 		return current
 	}
-	next := &assignment{ring: current.ring, fenced: fenced}
+	next := &assignment{ring: current.ring, fenced: fenced, at: now}
 	if !sameMembers {
 		next.ring = ring.New(members, a.opts.VirtualNodes)
 		a.rebalances.Add(1)

@@ -59,16 +59,18 @@ func (f *fakeFencer) set(fenced bool) {
 	}
 }
 
-// notifications records the keys an Assigner notifies.
+// notifications records the changes an Assigner notifies.
 type notifications struct {
-	mu   sync.Mutex
-	keys []types.NamespacedName
+	mu      sync.Mutex
+	keys    []types.NamespacedName
+	changes []sharding.Change
 }
 
-func (n *notifications) notify(_ context.Context, key types.NamespacedName) {
+func (n *notifications) notify(_ context.Context, c sharding.Change) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.keys = append(n.keys, key)
+	n.keys = append(n.keys, c.Key)
+	n.changes = append(n.changes, c)
 }
 
 func (n *notifications) count() int {
@@ -78,14 +80,20 @@ func (n *notifications) count() int {
 }
 
 // await waits until as many keys as want have been notified since the last
-// await, and checks that they are want, in any order.
-func (n *notifications) await(t *testing.T, want []types.NamespacedName) {
+// await, checks that they are want, in any order, each gained (owned) or
+// lost (!owned), and returns their changes.
+func (n *notifications) await(t *testing.T, want []types.NamespacedName, owned bool) []sharding.Change {
 	t.Helper()
 	require.Eventually(t, func() bool { return n.count() >= len(want) }, within, tick, "notified %d keys, want %d", n.count(), len(want))
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	assert.ElementsMatch(t, want, n.keys)
-	n.keys = nil
+	changes := n.changes
+	for _, c := range changes {
+		assert.Equal(t, owned, c.Owned, "%s notified with Owned=%t", c.Key, c.Owned)
+	}
+	n.keys, n.changes = nil, nil
+	return changes
 }
 
 // testKeys are the checkers of every Assigner test: Keys is static.
@@ -211,7 +219,9 @@ func TestAssignerDropsExpiredMembers(t *testing.T) {
 	createLease(t, direct, peer, ringName, t0, peerDuration)
 	at := startAssigner(t, direct, self, ringName, false)
 
-	at.notified.await(t, ownedBy(self, self, peer))
+	for _, c := range at.notified.await(t, ownedBy(self, self, peer), true) {
+		assert.Zero(t, c.UnprobedSince, "%s: owned by nobody before the start", c.Key)
+	}
 	at.awaitMembers(t, peer, self)
 	at.assertOwns(t, ownedBy(self, self, peer))
 	taken := ownedBy(peer, self, peer)
@@ -224,7 +234,10 @@ func TestAssignerDropsExpiredMembers(t *testing.T) {
 	// ...and gone at renewTime + leaseDuration.
 	at.clock.SetTime(t0.Add(peerDuration))
 	at.awaitMembers(t, self)
-	at.notified.await(t, taken)
+	for _, c := range at.notified.await(t, taken, true) {
+		// The peer may have died right after its renewal seen at t0.
+		assert.Equal(t, t0, c.UnprobedSince, "%s", c.Key)
+	}
 	at.assertOwns(t, testKeys)
 	assert.EqualValues(t, 2, at.assigner.Rebalances(), "rebalances: the first ring, then the peer's expiry")
 }
@@ -240,17 +253,21 @@ func TestAssignerFencing(t *testing.T) {
 	at := startAssigner(t, direct, self, ringName, false)
 	owned := ownedBy(self, self, peer)
 	require.NotEmpty(t, owned)
-	at.notified.await(t, owned)
+	at.notified.await(t, owned, true)
 	at.assertOwns(t, owned)
 	rebalances := at.assigner.Rebalances()
 
 	// Owns reads the Fencer itself: no re-evaluation needed.
 	at.fencer.set(true)
 	at.assertOwns(t, nil)
-	at.notified.await(t, owned)
+	at.notified.await(t, owned, false)
+	fencedAt := at.clock.Now()
 
+	at.clock.Step(3 * time.Second)
 	at.fencer.set(false)
-	at.notified.await(t, owned)
+	for _, c := range at.notified.await(t, owned, true) {
+		assert.Equal(t, fencedAt, c.UnprobedSince, "%s: unprobed since this replica fenced itself", c.Key)
+	}
 	at.assertOwns(t, owned)
 	assert.Equal(t, rebalances, at.assigner.Rebalances(), "fencing is not a change of membership")
 	assert.Equal(t, []string{peer, self}, at.assigner.Members())
@@ -276,7 +293,7 @@ func TestAssignerJudgesLeasesOnItsOwnClock(t *testing.T) {
 	createLease(t, direct, peer, ringName, t0.Add(time.Minute), peerDuration) // never renewed again
 	at := startAssigner(t, direct, self, ringName, false)
 	at.awaitMembers(t, peer, self) // observed at t0: the fake clock has not moved
-	at.notified.await(t, ownedBy(self, self, peer))
+	at.notified.await(t, ownedBy(self, self, peer), true)
 	taken := ownedBy(peer, self, peer)
 	require.NotEmpty(t, taken, "the peer owns no test key: the test would prove nothing")
 
@@ -286,7 +303,7 @@ func TestAssignerJudgesLeasesOnItsOwnClock(t *testing.T) {
 	// Within leaseDuration + 1s of the observation, whatever its renewTime.
 	at.clock.SetTime(t0.Add(peerDuration + time.Second))
 	at.awaitMembers(t, self)
-	at.notified.await(t, taken)
+	at.notified.await(t, taken, true)
 	at.assertOwns(t, testKeys)
 }
 

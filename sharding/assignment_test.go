@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -246,4 +247,67 @@ func TestFencingMovesEveryOwnedKey(t *testing.T) {
 		moved += len(lost)
 	}
 	require.Positive(t, moved, "no trial owned a key: the property was never exercised")
+}
+
+// keyOwnedBy returns a key that owner owns in a ring of members.
+func keyOwnedBy(t *testing.T, owner string, members ...string) types.NamespacedName {
+	t.Helper()
+	r := ring.New(members, ring.DefaultVirtualNodes)
+	for i := range 1000 {
+		key := types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("c-%d", i)}
+		if r.Owner(ring.Key(key.Namespace, key.Name)) == owner {
+			return key
+		}
+	}
+	t.Fatalf("%s owns none of 1000 keys in %v", owner, members)
+	return types.NamespacedName{}
+}
+
+func TestUnprobedSince(t *testing.T) {
+	const self, peer, other = "self", "peer", "other"
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	fencedAt, renewedAt := now.Add(-30*time.Second), now.Add(-9*time.Second)
+	tests := []struct {
+		name          string
+		before, after []string
+		beforeFenced  bool
+		// prevOwner owns the key under before (empty: nobody).
+		prevOwner string
+		lastSeen  map[string]time.Time
+		want      time.Time
+	}{
+		{name: "start-up: nobody owned it", after: []string{self}, want: time.Time{}},
+		{name: "fencing lifted: since this replica fenced itself", before: []string{self, peer}, after: []string{self, peer}, beforeFenced: true, prevOwner: self, want: fencedAt},
+		{name: "owner crashed, Lease still there: since its last renewal seen here", before: []string{self, peer}, after: []string{self}, prevOwner: peer,
+			lastSeen: map[string]time.Time{peer: renewedAt, self: now}, want: renewedAt},
+		{name: "owner stopped and deleted its Lease: the hand-over slack", before: []string{self, peer}, after: []string{self}, prevOwner: peer,
+			lastSeen: map[string]time.Time{self: now}, want: now.Add(-handOverSlack)},
+		{name: "owner stays (this replica joined): the hand-over slack", before: []string{peer, other}, after: []string{self, peer, other}, prevOwner: "",
+			lastSeen: map[string]time.Time{peer: renewedAt, other: renewedAt}, want: now.Add(-handOverSlack)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var key types.NamespacedName
+			switch {
+			case tt.before == nil:
+				key = keyOwnedBy(t, self, tt.after...)
+			case tt.prevOwner == "":
+				// Owned by self after, by a member that stays before.
+				for i := range 1000 {
+					key = types.NamespacedName{Namespace: "ns", Name: fmt.Sprintf("c-%d", i)}
+					b := ring.New(tt.before, ring.DefaultVirtualNodes).Owner(ring.Key(key.Namespace, key.Name))
+					a := ring.New(tt.after, ring.DefaultVirtualNodes).Owner(ring.Key(key.Namespace, key.Name))
+					if a == self && b != "" {
+						break
+					}
+				}
+			default:
+				key = keyOwnedBy(t, tt.prevOwner, tt.before...)
+			}
+			before := &assignment{ring: ring.New(tt.before, ring.DefaultVirtualNodes), fenced: tt.beforeFenced, at: fencedAt}
+			after := &assignment{ring: ring.New(tt.after, ring.DefaultVirtualNodes), at: now}
+			require.True(t, after.owns(self, key), "the test key is not gained")
+			assert.Equal(t, tt.want, unprobedSince(before, self, key, after, tt.lastSeen, now))
+		})
+	}
 }

@@ -138,8 +138,9 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	trigger := controllers.NewTrigger(0)
 	tracker := controllers.NewTracker(trigger.Notify)
 	r := &replica{metrics: metrics.New()}
+	handOver := &handOver{trigger: trigger}
 	var err error
-	if r.heartbeat, r.assigner, err = setupMembership(mgr, opts, trigger); err != nil {
+	if r.heartbeat, r.assigner, err = setupMembership(mgr, opts, handOver.notify); err != nil {
 		return nil, err
 	}
 	r.scheduler, err = scheduler.New(scheduler.Options{
@@ -159,6 +160,10 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	if err := mgr.Add(r.scheduler); err != nil {
 		return nil, fmt.Errorf("adding scheduler: %w", err)
 	}
+	// The scheduler asks the assigner who owns what, and the assigner
+	// tells the scheduler (through handOver) what moved: one of the two is
+	// completed after both exist, before the manager starts either.
+	handOver.scheduler = r.scheduler
 	if err := r.metrics.Register(opts.registerer, r.scheduler, r.assigner); err != nil {
 		return nil, err
 	}
@@ -182,10 +187,32 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	return r, nil
 }
 
+// handOver applies the assigner's changes of ownership. They reach the
+// scheduler directly, without waiting for the API or a reconcile: a lost
+// checker's probe in flight is cancelled at once, and a gained one is
+// probed at its next grid point, or at once if a turn may have been missed
+// (see scheduler.Scheduler.Gained). Every changed checker is also
+// reconciled: a lost one is disowned there (its streak starts over), and a
+// gained one that cannot be probed gets its status from its new owner.
+type handOver struct {
+	// scheduler is set before the manager starts.
+	scheduler *scheduler.Scheduler
+	trigger   controllers.Trigger
+}
+
+func (h *handOver) notify(ctx context.Context, c sharding.Change) {
+	if c.Owned {
+		h.scheduler.Gained(c.Key, c.UnprobedSince)
+	} else {
+		h.scheduler.Disown(c.Key)
+	}
+	h.trigger.Notify(ctx, c.Key)
+}
+
 // setupMembership wires the replica's Lease heartbeat and the assigner that
 // builds the ring from the Leases; the assigner reports every checker whose
-// ownership changed to trigger.
-func setupMembership(mgr ctrl.Manager, opts replicaOptions, trigger controllers.Trigger) (*membership.Heartbeat, *sharding.Assigner, error) {
+// ownership changed to notify.
+func setupMembership(mgr ctrl.Manager, opts replicaOptions, notify func(context.Context, sharding.Change)) (*membership.Heartbeat, *sharding.Assigner, error) {
 	clientset, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating lease client: %w", err)
@@ -213,7 +240,7 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, trigger controllers.
 		Fencer:       heartbeat,
 		Keys:         checkerKeys(mgr.GetCache()),
 		Deleter:      mgr.GetClient(),
-		Notify:       trigger.Notify,
+		Notify:       notify,
 		Clock:        opts.clock,
 		Logger:       opts.logger.WithName("assigner"),
 	})

@@ -117,7 +117,9 @@ func (s *Scheduler) releaseSlot(ns string) {
 }
 
 // requeue schedules the turn after j, at the next grid point, if j's
-// revision is still current; it is used for turns that were not probed.
+// revision is still current; it is used for turns that were not probed
+// because this replica did not own the check, and records j's due time as
+// the check's latest skipped turn (see Gained).
 func (s *Scheduler) requeue(j job) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -125,6 +127,10 @@ func (s *Scheduler) requeue(j job) time.Time {
 	if e == nil || e.rev != j.rev {
 		return time.Time{} // removed or changed; the new revision has its own item
 	}
+	if e.onGrid {
+		e.skipped = j.due
+	}
+	e.onGrid = true
 	next := nextAfterSkip(s.clock.Now(), e.interval, e.offset)
 	s.queue.push(next, j.key, j.rev)
 	return next
@@ -217,6 +223,7 @@ func (s *Scheduler) startLocking(ctx context.Context, j job) (probeJob, bool) {
 	// for this key, so there is none now.
 	next := nextAfterProbe(s.clock.Now(), e.interval, e.offset)
 	s.queue.push(next, j.key, j.rev)
+	e.onGrid = true
 	pctx, cancel := context.WithCancel(ctx)
 	f := &flight{rev: j.rev, cancel: cancel}
 	s.flights[j.key] = f

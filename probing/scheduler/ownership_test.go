@@ -133,3 +133,70 @@ func TestDisownStopsAtOnceAndKeepsTheGrid(t *testing.T) {
 	h.s.Disown(keyN(99)) // unknown: no-op
 	assert.Equal(t, 1, h.s.Len())
 }
+
+// A gained check whose turn was skipped here since the moment given is
+// probed at once (its previous owner may have missed that turn), then on
+// its grid again; one whose skipped turns all came before is probed at its
+// next grid point.
+func TestGainedMakesUpAMissedTurn(t *testing.T) {
+	tests := []struct {
+		name string
+		// since is unprobedSince, relative to t0.
+		since time.Duration
+		// want is when the first probe after the gain comes, relative to
+		// t0.
+		want time.Duration
+	}{
+		{name: "skipped turn after the owner may have stopped: probed now", since: 5 * time.Second, want: 13 * time.Second},
+		{name: "skipped turn before: next grid point", since: 11 * time.Second, want: 20 * time.Second},
+		{name: "nothing known (start-up): next grid point", since: -1, want: 20 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			own := &switchOwner{}
+			h := newHarness(t, func(_ *harness, o *scheduler.Options) {
+				o.Rand = zeroRand
+				o.Phase = zeroPhase
+				o.Owns = own.Owns
+			})
+			c := checkN(0, 1, 10*time.Second, "v1")
+			h.s.Upsert(c)
+			h.start()
+			h.settle() // t0: not owned, skipped
+			h.step(10 * time.Second)
+			h.settle() // t0+10s: skipped again
+			h.step(3 * time.Second)
+			h.settle()
+			require.Zero(t, h.prober.numCalls())
+
+			own.owns.Store(true)
+			since := time.Time{}
+			if tt.since >= 0 {
+				since = t0.Add(tt.since)
+			}
+			h.s.Gained(c.Key, since)
+			if tt.want == 13*time.Second {
+				h.waitCalls(1)
+			} else {
+				h.settle()
+				require.Zero(t, h.prober.numCalls(), "probed before its next grid point")
+				h.step(7 * time.Second)
+				h.waitCalls(1)
+			}
+			assert.Equal(t, t0.Add(tt.want), h.prober.allCalls()[0].At)
+
+			// Back on the grid: the next probe at the first grid point at
+			// least half an interval later.
+			next := 30 * time.Second
+			if tt.want < 20*time.Second {
+				next = 20 * time.Second
+			}
+			h.step(next - tt.want - time.Millisecond)
+			h.settle()
+			require.Equal(t, 1, h.prober.numCalls(), "probed before the grid point")
+			h.step(time.Millisecond)
+			h.waitCalls(2)
+			assert.Equal(t, t0.Add(next), h.prober.allCalls()[1].At)
+		})
+	}
+}

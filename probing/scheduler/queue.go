@@ -20,7 +20,13 @@ type entry struct {
 	rev      uint64
 	// parked is set when the check came due while a cancelled probe of an
 	// older revision was still running; that probe's worker re-queues it.
-	parked     bool
+	parked bool
+	// skipped is the due time of the latest turn on the grid skipped
+	// because this replica did not own the check (zero when none).
+	skipped time.Time
+	// onGrid is set when the check's queued turn is a grid point, not its
+	// first probe after an Upsert or a catch-up after Gained.
+	onGrid     bool
 	outcome    Outcome
 	hasOutcome bool
 	// counts is carried over from the entry this one replaced.

@@ -322,6 +322,38 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 	}
 }
 
+// Gained is called when this replica starts owning key (Options.Owns
+// turned true). A gained check is probed at its next grid point, unless a
+// turn of its grid (not its first probe) was skipped here (not owned) at or
+// after unprobedSince: the
+// previous owner may have stopped probing before that turn (it crashed, or
+// it stopped before its Lease was gone), so nobody may have probed it, and
+// the check is probed now, after the initial jitter, then on its grid
+// again. This keeps the longest gap between two probes of a checker
+// handed over within its interval plus the time the hand-over took, at any
+// size. A zero unprobedSince, an unknown key or a probe in flight: no-op.
+func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time) {
+	s.mu.Lock()
+	e := s.checks[key]
+	if e == nil || unprobedSince.IsZero() || e.skipped.IsZero() || e.skipped.Before(unprobedSince) || s.flights[key] != nil {
+		s.mu.Unlock()
+		return
+	}
+	missed := e.skipped
+	e.skipped, e.onGrid = time.Time{}, false
+	// A new revision of the same check: the item of its next grid point
+	// goes stale, and the catch-up probe is its only turn.
+	s.lastRev++
+	e.rev = s.lastRev
+	due := s.clock.Now().Add(s.jitterLocked(e.interval))
+	if s.queue.push(due, key, e.rev) {
+		s.wake.signal()
+	}
+	s.mu.Unlock()
+
+	s.log.V(1).Info("Gained check probed now: a turn may have been missed", "checker", key, "missed", missed, "unprobedSince", unprobedSince, "due", due)
+}
+
 // Latest returns the Outcome of the latest completed probe of the current
 // revision of the check with key, and false if there is none yet.
 func (s *Scheduler) Latest(key types.NamespacedName) (Outcome, bool) {
