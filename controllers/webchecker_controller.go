@@ -8,11 +8,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -217,6 +217,12 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if !p.owned {
 		return ctrl.Result{}, nil
 	}
+	if p.suspended {
+		if err := r.writeSuspended(ctx, wc); err != nil {
+			return r.handleWriteError(ctx, err)
+		}
+		return ctrl.Result{}, nil
+	}
 	latest := r.outcome(wc, p)
 	if wait := r.pendingWait(key, wc, latest); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
@@ -253,10 +259,11 @@ func (r *WebCheckerReconciler) schedule(key types.NamespacedName, p plan) {
 // pendingWait is how much longer to wait before writing Pending for wc,
 // whose newest outcome is latest: non-zero only while a checker with no
 // outcome and no stored Ready condition is within PendingGrace of the
-// first reconcile that found it so (measured on Clock). Without a Tracker
-// Pending is written at once.
+// first reconcile that found it so (measured on Clock). A checker resumed
+// after a suspension waits the same way. Without a Tracker Pending is
+// written at once.
 func (r *WebCheckerReconciler) pendingWait(key types.NamespacedName, wc *webcheckerv1alpha1.WebChecker, latest *reported) time.Duration {
-	if latest != nil || r.Tracker == nil || meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady) != nil {
+	if latest != nil || r.Tracker == nil || !awaitingFirstResult(wc) {
 		return 0
 	}
 	return r.Tracker.pendingWait(key, r.now(), PendingGrace)
@@ -276,6 +283,9 @@ type plan struct {
 	// notProbed, when not nil, is why the checker cannot be probed; it is
 	// written to the status instead of a probe outcome.
 	notProbed *probing.Result
+	// suspended is true while spec.suspend is: the checker is not probed
+	// and its owner writes Ready Unknown with reason Suspended.
+	suspended bool
 	// done is returned once the status is written: a terminal error for a
 	// spec that only a change can fix.
 	done error
@@ -293,6 +303,10 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 		if err != nil || !selected {
 			return plan{}, err
 		}
+	}
+	if ptr.Deref(wc.Spec.Suspend, webcheckerv1alpha1.DefaultSuspend) {
+		// Not probed (no Secret read either) until spec.suspend is false.
+		return plan{owned: r.Ownership.Owns(key), suspended: true}, nil
 	}
 	var secrets SecretValues
 	if r.Secrets != nil {
