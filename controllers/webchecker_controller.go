@@ -121,6 +121,10 @@ type WebCheckerReconciler struct {
 	SecretSelector labels.Selector
 	// Metrics counts status writes. Nil means no metrics.
 	Metrics StatusWriteRecorder
+	// MetricLabels, when not nil, is given the labels of every scheduled
+	// checker (the metrics copy the allowlisted ones onto its series), and
+	// label changes are reconciled.
+	MetricLabels MetricLabelRecorder
 	// Tracker counts consecutive probes for the thresholds and remembers
 	// which outcome a take-over made stale; it must be the scheduler's
 	// Observer (see Observers). SetupWithManager requires it and runs it;
@@ -131,6 +135,15 @@ type WebCheckerReconciler struct {
 // StatusWriteRecorder counts status patches by result (a *metrics.Metrics).
 type StatusWriteRecorder interface {
 	StatusWritten(metrics.WriteResult)
+}
+
+// MetricLabelRecorder keeps the labels of the scheduled checkers for their
+// metrics (a *metrics.CheckerLabels).
+type MetricLabelRecorder interface {
+	// Set records the labels of a scheduled checker.
+	Set(key types.NamespacedName, labels map[string]string)
+	// Delete forgets a checker that is no longer scheduled.
+	Delete(key types.NamespacedName)
 }
 
 func (r *WebCheckerReconciler) now() time.Time {
@@ -167,12 +180,17 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(r.Tracker); err != nil {
 		return fmt.Errorf("adding probe tracker: %w", err)
 	}
+	// Status writes bump resourceVersion but not generation: they must not
+	// trigger another reconcile (and another write). Label changes matter
+	// only to the metrics.
+	changed := predicate.Predicate(predicate.GenerationChangedPredicate{})
+	if r.MetricLabels != nil {
+		changed = predicate.Or(changed, predicate.LabelChangedPredicate{})
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers()}).
-		// Status writes bump resourceVersion but not generation: they must
-		// not trigger another reconcile (and another write).
-		For(&webcheckerv1alpha1.WebChecker{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&webcheckerv1alpha1.WebChecker{}, builder.WithPredicates(changed)).
 		WatchesRawSource(source.Channel(r.Trigger, &handler.TypedEnqueueRequestForObject[*webcheckerv1alpha1.WebChecker]{}))
 	if r.Secrets != nil {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &webcheckerv1alpha1.WebChecker{}, SecretNamesField, secretNamesIndex); err != nil {
@@ -242,7 +260,14 @@ func (r *WebCheckerReconciler) schedule(key types.NamespacedName, p plan) {
 		if r.Tracker != nil {
 			r.Tracker.forget(key)
 		}
+		if r.MetricLabels != nil {
+			r.MetricLabels.Delete(key)
+		}
 		return
+	}
+	if r.MetricLabels != nil {
+		// Before the Upsert: the first probe's series carry the labels.
+		r.MetricLabels.Set(key, p.labels)
 	}
 	r.Scheduler.Upsert(*p.check)
 	if r.Tracker != nil {
@@ -277,6 +302,8 @@ type plan struct {
 	check *scheduler.Check
 	// thresholds apply to the probes of check.
 	thresholds Thresholds
+	// labels are the checker's labels, for its metrics.
+	labels map[string]string
 	// owned is true when this replica owns the checker: it probes it and
 	// writes its status.
 	owned bool
@@ -322,7 +349,7 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	var readErr *secretReadError
 	switch {
 	case err == nil:
-		return plan{check: &check, thresholds: thresholds, owned: owned}, nil
+		return plan{check: &check, thresholds: thresholds, labels: wc.Labels, owned: owned}, nil
 	case errors.As(err, &readErr):
 		return plan{}, err
 	case errors.As(err, &secretErr):

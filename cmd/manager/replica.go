@@ -68,6 +68,12 @@ type replicaOptions struct {
 	// registerer receives the replica's metrics (controller-runtime's
 	// registry, which the manager serves, when nil).
 	registerer prometheus.Registerer
+	// metricLabels carries the allowlisted WebChecker labels to the
+	// per-checker metrics; nil adds none.
+	metricLabels *metrics.CheckerLabels
+	// buildInfo labels webchecker_build_info; the zero value registers
+	// none.
+	buildInfo metrics.BuildInfo
 }
 
 // replica is what setupReplica wired into the manager.
@@ -159,8 +165,13 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	if err := mgr.Add(r.scheduler); err != nil {
 		return nil, fmt.Errorf("adding scheduler: %w", err)
 	}
-	if err := r.metrics.Register(opts.registerer, r.scheduler, r.assigner); err != nil {
+	if err := r.metrics.Register(opts.registerer, r.scheduler, r.assigner, opts.metricLabels); err != nil {
 		return nil, err
+	}
+	if opts.buildInfo != (metrics.BuildInfo{}) {
+		if err := opts.registerer.Register(opts.buildInfo.Collector()); err != nil {
+			return nil, fmt.Errorf("registering build info: %w", err)
+		}
 	}
 	reconciler := &controllers.WebCheckerReconciler{
 		Scheduler:         r.scheduler,
@@ -170,6 +181,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		Tracker:           tracker,
 		Clock:             opts.clock,
 		Metrics:           r.metrics,
+		MetricLabels:      opts.metricLabels,
 		NamespaceSelector: opts.scope.NamespaceSelector,
 		SecretSelector:    opts.scope.SecretSelector,
 	}
