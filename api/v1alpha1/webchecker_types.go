@@ -404,12 +404,16 @@ type WebCheckerStatus struct {
 	Shard string `json:"shard,omitempty"`
 }
 
+// The resource has no categories: "all" is meant for a namespace's
+// workloads, and `kubectl delete all --all` must not delete monitoring
+// configuration (see the README's "kubectl and RBAC").
+
 // WebChecker probes an HTTP(S) server outside the cluster and reports
 // whether it is up in its Ready condition.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=wc,categories=all
+// +kubebuilder:resource:shortName=wc
 // +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.spec.host`
 // +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

@@ -50,8 +50,10 @@ func TestChartLintStrict(t *testing.T) {
 func TestChartDefaults(t *testing.T) {
 	r := renderChart(t, nil)
 	assert.Equal(t, []string{
+		"ClusterRole/webchecker-edit",
 		"ClusterRole/webchecker-manager",
 		"ClusterRole/webchecker-metrics-reader",
+		"ClusterRole/webchecker-view",
 		"ClusterRoleBinding/webchecker-manager",
 		"CustomResourceDefinition/webcheckers.test.network.io",
 		"Deployment/webchecker",
@@ -528,6 +530,37 @@ func TestChartRBACIsGenerated(t *testing.T) {
 		"the chart's ClusterRole differs from config/rbac/role.yaml")
 	assert.ElementsMatch(t, want["Role"], ruleSet(renderedAs[rbacv1.Role](t, r, "Role", "webchecker-manager").Rules),
 		"the chart's Role differs from config/rbac/role.yaml")
+}
+
+// TestChartAggregatedRolesMatchConfig fails when the chart's ClusterRoles
+// aggregated into view, edit and admin differ, in labels or rules, from
+// config/rbac/aggregate_roles.yaml (which TestAggregatedRoles in e2e tests
+// against the API server), and checks that the value turns them off.
+func TestChartAggregatedRolesMatchConfig(t *testing.T) {
+	root, err := framework.RepoRoot()
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(root, "config", "rbac", "aggregate_roles.yaml"))
+	require.NoError(t, err)
+	config, err := chart.DecodeManifest(string(data))
+	require.NoError(t, err)
+	require.Len(t, config, 2)
+
+	r := renderChart(t, nil)
+	for _, obj := range config {
+		var want rbacv1.ClusterRole
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &want))
+		got := renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", want.Name)
+		assert.ElementsMatch(t, ruleSet(want.Rules), ruleSet(got.Rules), "%s: rules differ from config/rbac", want.Name)
+		for k, v := range want.Labels {
+			assert.Equal(t, v, got.Labels[k], "%s: label %s", want.Name, k)
+		}
+	}
+
+	off := renderChart(t, map[string]any{"rbac": map[string]any{"aggregateToDefaultRoles": false}})
+	for _, obj := range config {
+		assert.Nil(t, off.find("ClusterRole", obj.GetName()), "rbac.aggregateToDefaultRoles=false still renders %s", obj.GetName())
+	}
+	assert.NotNil(t, off.find("ClusterRole", "webchecker-manager"), "the manager's role stays")
 }
 
 // TestChartWebCheckerDownAlert checks the PrometheusRule's rules with
