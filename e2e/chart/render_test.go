@@ -563,6 +563,52 @@ func TestChartAggregatedRolesMatchConfig(t *testing.T) {
 	assert.NotNil(t, off.find("ClusterRole", "webchecker-manager"), "the manager's role stays")
 }
 
+// TestChartRulesKeepMetricLabels checks that with
+// manager.metricLabelsAllowlist the rules aggregate by the label_<name>
+// labels too, so that the alerts carry them for Alertmanager's routing:
+// WebCheckerDown directly, the burn-rate alerts through the availability
+// recording rules.
+func TestChartRulesKeepMetricLabels(t *testing.T) {
+	values := map[string]any{
+		"manager": map[string]any{"metricLabelsAllowlist": []any{"team", "app.kubernetes.io/part-of"}},
+		"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}},
+	}
+	spec := renderedRules(t, values)
+	down := ruleGroups(spec)[0]["rules"].([]any)[0].(map[string]any)
+	assert.Equal(t, "max by (namespace, name, label_team, label_app_kubernetes_io_part_of) (max_over_time(webchecker_probe_success[1m])) == 0", down["expr"])
+
+	const unitTest = `
+rule_files: [rules.yaml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'webchecker_probe_success{namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop",instance="a"}'
+        values: '0x10'
+      - series: 'webchecker_probes_total{namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop",instance="a",result="success"}'
+        values: '0x10'
+      - series: 'webchecker_probes_total{namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop",instance="a",result="failure"}'
+        values: '0+60x10'
+      # No team label: it has none in Prometheus either.
+      - series: 'webchecker_probe_success{namespace="shop",name="search",instance="a"}'
+        values: '0x10'
+    promql_expr_test:
+      - expr: ALERTS{alertname="WebCheckerDown",alertstate="firing"}
+        eval_time: 6m
+        exp_samples:
+          - labels: 'ALERTS{alertname="WebCheckerDown",alertstate="firing",severity="warning",namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop"}'
+            value: 1
+          - labels: 'ALERTS{alertname="WebCheckerDown",alertstate="firing",severity="warning",namespace="shop",name="search"}'
+            value: 1
+      - expr: webchecker:probe_availability:ratio_rate5m
+        eval_time: 10m
+        exp_samples:
+          - labels: 'webchecker:probe_availability:ratio_rate5m{namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop"}'
+            value: 0
+`
+	promtoolRuleTestWith(t, values, unitTest)
+}
+
 // TestChartWebCheckerDownAlert checks the PrometheusRule's rules with
 // promtool (from Debian's prometheus package): they are valid, and the
 // WebCheckerDown alert fires for a failing checker once `for` has passed,
