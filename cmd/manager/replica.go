@@ -181,12 +181,15 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		Tracker:           tracker,
 		Clock:             opts.clock,
 		Metrics:           r.metrics,
-		MetricLabels:      opts.metricLabels,
 		NamespaceSelector: opts.scope.NamespaceSelector,
 		SecretSelector:    opts.scope.SecretSelector,
 	}
 	if opts.secretAccess {
 		reconciler.Secrets = mgr.GetClient()
+	}
+	if len(opts.metricLabels.LabelNames()) > 0 {
+		// Only then do label changes need a reconcile.
+		reconciler.MetricLabels = opts.metricLabels
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up webchecker controller: %w", err)
