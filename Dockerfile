@@ -8,6 +8,10 @@
 FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 ARG TARGETOS=linux
 ARG TARGETARCH
+# The release and commit reported by webchecker_build_info (make
+# docker-build passes the chart's appVersion and git's HEAD).
+ARG VERSION
+ARG REVISION
 WORKDIR /src
 COPY go.mod go.sum ./
 # Only the packages the manager is built from (.dockerignore keeps the
@@ -20,7 +24,7 @@ COPY sharding/ sharding/
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
-    go build -trimpath -ldflags="-s -w" -o /out/manager ./cmd/manager
+    go build -trimpath -ldflags="-s -w -X main.version=${VERSION} -X main.revision=${REVISION}" -o /out/manager ./cmd/manager
 
 # Run stage: no shell, no package manager, CA certificates for probing
 # https targets, user 65532 (nonroot).

@@ -25,6 +25,9 @@ CHART := $(ROOT)/charts/webchecker
 # binary move together.
 VERSION := $(shell sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$$/\1/p' $(CHART)/Chart.yaml)
 IMG ?= webchecker:$(VERSION)
+# The commit, and the flags that put both into webchecker_build_info.
+REVISION := $(shell git rev-parse HEAD 2>/dev/null)
+MANAGER_LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION)
 
 KUBE_APISERVER := $(K8S_BIN)/kube-apiserver
 ETCD := $(K8S_BIN)/etcd
@@ -88,7 +91,7 @@ install: manifests $(KUBE_STAMP) ## Install the CRD into the cluster in $KUBECON
 
 .PHONY: build
 build: ## Build the manager binary into bin/manager.
-	go build -trimpath -o $(BIN)/manager ./cmd/manager
+	go build -trimpath -ldflags='$(MANAGER_LDFLAGS)' -o $(BIN)/manager ./cmd/manager
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN_STAMP) ## Generate deepcopy code.
@@ -112,7 +115,7 @@ tidy: ## Tidy go.mod and go.sum of the project module, the chart tests' module a
 
 .PHONY: docker-build
 docker-build: ## Build the container image $(IMG) (needs a Docker engine).
-	docker build -t $(IMG) .
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) -t $(IMG) .
 
 .PHONY: lint-chart
 lint-chart: $(HELM_STAMP) ## Lint the Helm chart (strict).

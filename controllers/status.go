@@ -58,7 +58,7 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 		if p.check != nil {
 			setCondition(&desired.Conditions, certificateCondition(&latest.Outcome, p.check.Target))
 		}
-	case meta.FindStatusCondition(desired.Conditions, webcheckerv1alpha1.ConditionReady) == nil:
+	case awaitingFirstResult(wc):
 		desired.Shard = r.Ownership.ShardID()
 		desired.ObservedGeneration = wc.Generation
 		meta.SetStatusCondition(&desired.Conditions, metav1.Condition{
@@ -70,14 +70,29 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 			LastTransitionTime: metav1.NewTime(r.now()),
 		})
 	}
+	before, err := r.patchStatus(ctx, wc, desired)
+	if err != nil || before == nil {
+		return err
+	}
+	if latest != nil {
+		r.recordReadyChange(wc, conditionOf(before.Conditions, webcheckerv1alpha1.ConditionReady), conditionOf(desired.Conditions, webcheckerv1alpha1.ConditionReady))
+		r.recordCertificateChange(wc, conditionOf(before.Conditions, webcheckerv1alpha1.ConditionCertificateValid), conditionOf(desired.Conditions, webcheckerv1alpha1.ConditionCertificateValid))
+	}
+	return nil
+}
+
+// patchStatus patches the status of wc to desired when it differs from the
+// stored one and this replica still owns the checker. It returns the
+// status as it was before the patch, or nil when nothing was written.
+func (r *WebCheckerReconciler) patchStatus(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, desired *webcheckerv1alpha1.WebCheckerStatus) (*webcheckerv1alpha1.WebCheckerStatus, error) {
 	if equality.Semantic.DeepEqual(&wc.Status, desired) {
-		return nil
+		return nil, nil
 	}
 
 	// Ownership may have moved since Reconcile looked (a ring change, or
 	// this replica fenced itself): never write a status we do not own.
 	if !r.Ownership.Owns(client.ObjectKeyFromObject(wc)) {
-		return nil
+		return nil, nil
 	}
 	before := wc.Status.DeepCopy()
 	base := wc.DeepCopy()
@@ -91,18 +106,13 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 		r.countWrite(err)
 	}
 	if err != nil {
-		return fmt.Errorf("patching WebChecker status: %w", err)
+		return nil, fmt.Errorf("patching WebChecker status: %w", err)
 	}
 	if r.Tracker != nil {
 		r.Tracker.wrote(client.ObjectKeyFromObject(wc), base.ResourceVersion)
 	}
 	logf.FromContext(ctx).V(1).Info("Status updated", "ready", readyStatus(desired.Conditions), "httpStatusCode", desired.HTTPStatusCode)
-
-	if latest != nil {
-		r.recordReadyChange(wc, conditionOf(before.Conditions, webcheckerv1alpha1.ConditionReady), conditionOf(desired.Conditions, webcheckerv1alpha1.ConditionReady))
-		r.recordCertificateChange(wc, conditionOf(before.Conditions, webcheckerv1alpha1.ConditionCertificateValid), conditionOf(desired.Conditions, webcheckerv1alpha1.ConditionCertificateValid))
-	}
-	return nil
+	return before, nil
 }
 
 // countWrite counts a status patch that returned err.

@@ -191,7 +191,7 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 	if err := mgr.Add(sched); err != nil {
 		return err
 	}
-	if err := m.Register(c.registerer, sched, c.ownership); err != nil {
+	if err := m.Register(c.registerer, sched, c.ownership, nil); err != nil {
 		return err
 	}
 	r := &controllers.WebCheckerReconciler{

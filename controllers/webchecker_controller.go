@@ -8,11 +8,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -121,6 +121,10 @@ type WebCheckerReconciler struct {
 	SecretSelector labels.Selector
 	// Metrics counts status writes. Nil means no metrics.
 	Metrics StatusWriteRecorder
+	// MetricLabels, when not nil, is given the labels of every scheduled
+	// checker (the metrics copy the allowlisted ones onto its series), and
+	// label changes are reconciled.
+	MetricLabels MetricLabelRecorder
 	// Tracker counts consecutive probes for the thresholds and remembers
 	// which outcome a take-over made stale; it must be the scheduler's
 	// Observer (see Observers). SetupWithManager requires it and runs it;
@@ -131,6 +135,15 @@ type WebCheckerReconciler struct {
 // StatusWriteRecorder counts status patches by result (a *metrics.Metrics).
 type StatusWriteRecorder interface {
 	StatusWritten(metrics.WriteResult)
+}
+
+// MetricLabelRecorder keeps the labels of the scheduled checkers for their
+// metrics (a *metrics.CheckerLabels).
+type MetricLabelRecorder interface {
+	// Set records the labels of a scheduled checker.
+	Set(key types.NamespacedName, labels map[string]string)
+	// Delete forgets a checker that is no longer scheduled.
+	Delete(key types.NamespacedName)
 }
 
 func (r *WebCheckerReconciler) now() time.Time {
@@ -167,12 +180,17 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	if err := mgr.Add(r.Tracker); err != nil {
 		return fmt.Errorf("adding probe tracker: %w", err)
 	}
+	// Status writes bump resourceVersion but not generation: they must not
+	// trigger another reconcile (and another write). Label changes matter
+	// only to the metrics.
+	changed := predicate.Predicate(predicate.GenerationChangedPredicate{})
+	if r.MetricLabels != nil {
+		changed = predicate.Or(changed, predicate.LabelChangedPredicate{})
+	}
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers()}).
-		// Status writes bump resourceVersion but not generation: they must
-		// not trigger another reconcile (and another write).
-		For(&webcheckerv1alpha1.WebChecker{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&webcheckerv1alpha1.WebChecker{}, builder.WithPredicates(changed)).
 		WatchesRawSource(source.Channel(r.Trigger, &handler.TypedEnqueueRequestForObject[*webcheckerv1alpha1.WebChecker]{}))
 	if r.Secrets != nil {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &webcheckerv1alpha1.WebChecker{}, SecretNamesField, secretNamesIndex); err != nil {
@@ -217,6 +235,12 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if !p.owned {
 		return ctrl.Result{}, nil
 	}
+	if p.suspended {
+		if err := r.writeSuspended(ctx, wc); err != nil {
+			return r.handleWriteError(ctx, err)
+		}
+		return ctrl.Result{}, nil
+	}
 	latest := r.outcome(wc, p)
 	if wait := r.pendingWait(key, wc, latest); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
@@ -236,7 +260,14 @@ func (r *WebCheckerReconciler) schedule(key types.NamespacedName, p plan) {
 		if r.Tracker != nil {
 			r.Tracker.forget(key)
 		}
+		if r.MetricLabels != nil {
+			r.MetricLabels.Delete(key)
+		}
 		return
+	}
+	if r.MetricLabels != nil {
+		// Before the Upsert: the first probe's series carry the labels.
+		r.MetricLabels.Set(key, p.labels)
 	}
 	r.Scheduler.Upsert(*p.check)
 	if r.Tracker != nil {
@@ -253,10 +284,11 @@ func (r *WebCheckerReconciler) schedule(key types.NamespacedName, p plan) {
 // pendingWait is how much longer to wait before writing Pending for wc,
 // whose newest outcome is latest: non-zero only while a checker with no
 // outcome and no stored Ready condition is within PendingGrace of the
-// first reconcile that found it so (measured on Clock). Without a Tracker
-// Pending is written at once.
+// first reconcile that found it so (measured on Clock). A checker resumed
+// after a suspension waits the same way. Without a Tracker Pending is
+// written at once.
 func (r *WebCheckerReconciler) pendingWait(key types.NamespacedName, wc *webcheckerv1alpha1.WebChecker, latest *reported) time.Duration {
-	if latest != nil || r.Tracker == nil || meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady) != nil {
+	if latest != nil || r.Tracker == nil || !awaitingFirstResult(wc) {
 		return 0
 	}
 	return r.Tracker.pendingWait(key, r.now(), PendingGrace)
@@ -270,12 +302,17 @@ type plan struct {
 	check *scheduler.Check
 	// thresholds apply to the probes of check.
 	thresholds Thresholds
+	// labels are the checker's labels, for its metrics.
+	labels map[string]string
 	// owned is true when this replica owns the checker: it probes it and
 	// writes its status.
 	owned bool
 	// notProbed, when not nil, is why the checker cannot be probed; it is
 	// written to the status instead of a probe outcome.
 	notProbed *probing.Result
+	// suspended is true while spec.suspend is: the checker is not probed
+	// and its owner writes Ready Unknown with reason Suspended.
+	suspended bool
 	// done is returned once the status is written: a terminal error for a
 	// spec that only a change can fix.
 	done error
@@ -294,6 +331,10 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 			return plan{}, err
 		}
 	}
+	if ptr.Deref(wc.Spec.Suspend, webcheckerv1alpha1.DefaultSuspend) {
+		// Not probed (no Secret read either) until spec.suspend is false.
+		return plan{owned: r.Ownership.Owns(key), suspended: true}, nil
+	}
 	var secrets SecretValues
 	if r.Secrets != nil {
 		secrets = SecretReader(ctx, r.Secrets, wc.Namespace, r.SecretSelector)
@@ -308,7 +349,7 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	var readErr *secretReadError
 	switch {
 	case err == nil:
-		return plan{check: &check, thresholds: thresholds, owned: owned}, nil
+		return plan{check: &check, thresholds: thresholds, labels: wc.Labels, owned: owned}, nil
 	case errors.As(err, &readErr):
 		return plan{}, err
 	case errors.As(err, &secretErr):

@@ -60,9 +60,9 @@ func TestManagerProcess(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("kubectl get webcheckers -o wide:\n%s", table)
 	header := strings.Fields(strings.SplitN(table, "\n", 2)[0])
-	assert.Equal(t, []string{"NAME", "HOST", "PATH", "READY", "CODE", "REASON", "INTERVAL", "SHARD", "MESSAGE", "CERT-EXPIRY", "AGE"}, header)
-	assert.Regexp(t, `local\s+http://127\.0\.0\.1:\d+\s+/ping\s+True\s+200\s+ProbeSucceeded\s+1s\s+e2e-0\s+WebChecker is ready`, table)
-	assert.Regexp(t, `badnews\s+http://badnews\.me\s+/\s+False\s+DNSFailed\s+10s\s+e2e-0\s+Get "http://badnews.me/": dial tcp: lookup badnews.me`, table)
+	assert.Equal(t, []string{"NAME", "HOST", "PATH", "READY", "SUSPEND", "CODE", "REASON", "INTERVAL", "SHARD", "MESSAGE", "CERT-EXPIRY", "AGE"}, header)
+	assert.Regexp(t, `local\s+http://127\.0\.0\.1:\d+\s+/ping\s+True\s+false\s+200\s+ProbeSucceeded\s+1s\s+e2e-0\s+WebChecker is ready`, table)
+	assert.Regexp(t, `badnews\s+http://badnews\.me\s+/\s+False\s+false\s+DNSFailed\s+10s\s+e2e-0\s+Get "http://badnews.me/": dial tcp: lookup badnews.me`, table)
 
 	events, err := cp.Kubectl("", "get", "events", "-n", ns, "--field-selector", "involvedObject.name=badnews", "-o", "jsonpath={.items[*].reason}")
 	require.NoError(t, err)

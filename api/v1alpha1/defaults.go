@@ -24,6 +24,8 @@ const (
 	// DefaultCertExpiryWarning is spec.tls.certExpiryWarning's default
 	// (14 days).
 	DefaultCertExpiryWarning = 14 * 24 * time.Hour
+	// DefaultSuspend is spec.suspend's default: probed.
+	DefaultSuspend = false
 	// DefaultFailureThreshold is spec.failureThreshold's default.
 	DefaultFailureThreshold int32 = 1
 	// DefaultSuccessThreshold is spec.successThreshold's default.

@@ -31,6 +31,9 @@ const (
 	// ReasonPending is the Ready reason while the first probe result is
 	// awaited (written once it has not come within a short grace).
 	ReasonPending = "Pending"
+	// ReasonSuspended is the Ready reason (status Unknown) while
+	// spec.suspend is true: the checker is not probed.
+	ReasonSuspended = "Suspended"
 
 	// ConditionCertificateValid is True while the served certificate chain
 	// is valid for longer than the warning period.
@@ -161,6 +164,14 @@ type WebCheckerSpec struct {
 	// +kubebuilder:default=Any
 	// +kubebuilder:validation:Enum=IPv4;IPv6;Any
 	IPFamily IPFamily `json:"ipFamily,omitempty"`
+
+	// Suspend stops probing the checker while true: no probes are sent, no
+	// per-checker metrics are exported, and Ready is Unknown with reason
+	// Suspended. Setting it back to false resumes probing at once.
+	//
+	// +optional
+	// +kubebuilder:default=false
+	Suspend *bool `json:"suspend,omitempty"`
 
 	// ReuseConnections keeps connections alive between probes, for
 	// high-frequency checks where only the HTTP answer matters. A probe
@@ -393,15 +404,20 @@ type WebCheckerStatus struct {
 	Shard string `json:"shard,omitempty"`
 }
 
+// The resource has no categories: "all" is meant for a namespace's
+// workloads, and `kubectl delete all --all` must not delete monitoring
+// configuration (see the README's "kubectl and RBAC").
+
 // WebChecker probes an HTTP(S) server outside the cluster and reports
 // whether it is up in its Ready condition.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
-// +kubebuilder:resource:shortName=wc,categories=all
+// +kubebuilder:resource:shortName=wc
 // +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.spec.host`
 // +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`
 // +kubebuilder:printcolumn:name="Code",type=integer,JSONPath=`.status.httpStatusCode`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Interval",type=string,JSONPath=`.spec.interval`,priority=1

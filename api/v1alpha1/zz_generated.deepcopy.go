@@ -219,6 +219,11 @@ func (in *WebCheckerSpec) DeepCopyInto(out *WebCheckerSpec) {
 		*out = new(SecretKeySelector)
 		**out = **in
 	}
+	if in.Suspend != nil {
+		in, out := &in.Suspend, &out.Suspend
+		*out = new(bool)
+		**out = **in
+	}
 	if in.ExpectedStatusCodes != nil {
 		in, out := &in.ExpectedStatusCodes, &out.ExpectedStatusCodes
 		*out = make([]int32, len(*in))

@@ -9,10 +9,12 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/egress"
 	"github.com/networkio/webchecker/probing/scheduler"
@@ -53,6 +55,10 @@ type options struct {
 	watchNamespaces   string
 	namespaceSelector string
 	secretSelector    string
+
+	// metricLabelsAllowlist lists the WebChecker labels copied onto the
+	// per-checker series.
+	metricLabelsAllowlist string
 }
 
 // The client-side API budget of one replica. It is sized for 10,000
@@ -125,6 +131,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", o.watchNamespaces, "Comma-separated namespaces whose WebCheckers (and Secrets) are watched and served; empty means all.")
 	fs.StringVar(&o.namespaceSelector, "namespace-selector", o.namespaceSelector, "Label selector (such as team=platform) of the namespaces whose WebCheckers are served; empty means all. Needs list/watch on namespaces.")
 	fs.StringVar(&o.secretSelector, "secret-selector", o.secretSelector, "Label selector of the Secrets checkers may use; only those are cached. Empty means all Secrets (in the watched namespaces).")
+	fs.StringVar(&o.metricLabelsAllowlist, "metric-labels-allowlist", o.metricLabelsAllowlist, "Comma-separated WebChecker label names (such as team,severity) copied onto every per-checker metric as label_<name>, with characters outside [a-zA-Z0-9_] replaced by _ (as kube-state-metrics does); a checker without the label gets it empty. Empty copies none.")
 	fs.BoolVar(&o.denyPrivateNetworks, "deny-private-networks", o.denyPrivateNetworks, "Also deny loopback, RFC 1918 private, carrier-grade NAT, IPv6 unique local and unspecified addresses.")
 }
 
@@ -187,6 +194,26 @@ func (o options) watchScope() (controllers.WatchScope, error) {
 	return scope, nil
 }
 
+// metricLabels keeps the WebChecker labels of --metric-labels-allowlist for
+// the per-checker metrics.
+func (o options) metricLabels() (*metrics.CheckerLabels, error) {
+	var names []string
+	for _, name := range strings.Split(o.metricLabelsAllowlist, ",") {
+		if name = strings.TrimSpace(name); name == "" {
+			continue
+		}
+		if errs := validation.IsQualifiedName(name); len(errs) > 0 {
+			return nil, fmt.Errorf("--metric-labels-allowlist: %q is not a label name: %s", name, strings.Join(errs, "; "))
+		}
+		names = append(names, name)
+	}
+	labels, err := metrics.NewCheckerLabels(names)
+	if err != nil {
+		return nil, fmt.Errorf("--metric-labels-allowlist: %w", err)
+	}
+	return labels, nil
+}
+
 // egressPolicy is the probes' egress policy given by the flags.
 func (o options) egressPolicy() (*egress.Policy, error) {
 	deny, err := egress.ParseCIDRs(strings.Split(o.denyCIDRs, ","))
@@ -243,6 +270,9 @@ func (o options) validate() error {
 		errs = append(errs, err)
 	}
 	if _, err := o.watchScope(); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := o.metricLabels(); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)

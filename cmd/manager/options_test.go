@@ -77,6 +77,18 @@ func TestWatchScopeFromFlags(t *testing.T) {
 	assert.Equal(t, "webchecker.test.network.io/probe", scope.SecretSelector.String())
 }
 
+func TestMetricLabelsFromFlags(t *testing.T) {
+	opts := defaultOptions()
+	labels, err := opts.metricLabels()
+	require.NoError(t, err)
+	assert.Empty(t, labels.LabelNames(), "no label by default")
+
+	opts.metricLabelsAllowlist = " team, app.kubernetes.io/part-of,,"
+	labels, err = opts.metricLabels()
+	require.NoError(t, err)
+	assert.Equal(t, []string{"label_app_kubernetes_io_part_of", "label_team"}, labels.LabelNames())
+}
+
 func TestEgressDefaults(t *testing.T) {
 	policy, err := defaultOptions().egressPolicy()
 	require.NoError(t, err)
@@ -111,6 +123,8 @@ func TestOptionsValidate(t *testing.T) {
 		"bad namespace selector":      {func(o *options) { o.namespaceSelector = "team in (a" }, "--namespace-selector"},
 		"bad secret selector":         {func(o *options) { o.secretSelector = "a=b=c" }, "--secret-selector"},
 		"bad allow range":             {func(o *options) { o.allowCIDRs = "example.com" }, `--allow-cidrs: invalid address range "example.com"`},
+		"bad metric label":            {func(o *options) { o.metricLabelsAllowlist = "team,not a label" }, `--metric-labels-allowlist: "not a label" is not a label name`},
+		"metric labels that collide":  {func(o *options) { o.metricLabelsAllowlist = "a.b,a-b" }, "both become label_a_b"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

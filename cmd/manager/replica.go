@@ -68,6 +68,12 @@ type replicaOptions struct {
 	// registerer receives the replica's metrics (controller-runtime's
 	// registry, which the manager serves, when nil).
 	registerer prometheus.Registerer
+	// metricLabels carries the allowlisted WebChecker labels to the
+	// per-checker metrics; nil adds none.
+	metricLabels *metrics.CheckerLabels
+	// buildInfo labels webchecker_build_info; the zero value registers
+	// none.
+	buildInfo metrics.BuildInfo
 }
 
 // replica is what setupReplica wired into the manager.
@@ -164,8 +170,13 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	// tells the scheduler (through handOver) what moved: one of the two is
 	// completed after both exist, before the manager starts either.
 	handOver.scheduler = r.scheduler
-	if err := r.metrics.Register(opts.registerer, r.scheduler, r.assigner); err != nil {
+	if err := r.metrics.Register(opts.registerer, r.scheduler, r.assigner, opts.metricLabels); err != nil {
 		return nil, err
+	}
+	if opts.buildInfo != (metrics.BuildInfo{}) {
+		if err := opts.registerer.Register(opts.buildInfo.Collector()); err != nil {
+			return nil, fmt.Errorf("registering build info: %w", err)
+		}
 	}
 	reconciler := &controllers.WebCheckerReconciler{
 		Scheduler:         r.scheduler,
@@ -180,6 +191,10 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	}
 	if opts.secretAccess {
 		reconciler.Secrets = mgr.GetClient()
+	}
+	if len(opts.metricLabels.LabelNames()) > 0 {
+		// Only then do label changes need a reconcile.
+		reconciler.MetricLabels = opts.metricLabels
 	}
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up webchecker controller: %w", err)

@@ -8,6 +8,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/networkio/webchecker/controllers/metrics"
 )
 
 // run is the composition root: it builds the manager from the flags, wires
@@ -27,6 +29,10 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return err
 	}
+	metricLabels, err := opts.metricLabels()
+	if err != nil {
+		return err
+	}
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -41,7 +47,10 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	if _, err := setupReplica(mgr, opts.replicaOptions(policy, scope)); err != nil {
+	replicaOpts := opts.replicaOptions(policy, scope)
+	replicaOpts.metricLabels = metricLabels
+	replicaOpts.buildInfo = metrics.ReadBuildInfo(version, revision)
+	if _, err := setupReplica(mgr, replicaOpts); err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -54,7 +63,7 @@ func run(ctx context.Context, opts options) error {
 	log.Info("Starting manager", "shardID", opts.shardID, "metricsSecure", opts.metricsSecure, "probeWorkers", opts.probeWorkers, "reconcileWorkers", opts.reconcileWorkers,
 		"kubeAPIQPS", opts.kubeAPIQPS, "kubeAPIBurst", opts.kubeAPIBurst, "dnsServer", opts.dnsServer,
 		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration,
-		"secretAccess", opts.secretAccess, "egressPolicy", policy.String(), "scope", scope.String())
+		"secretAccess", opts.secretAccess, "metricLabels", metricLabels.LabelNames(), "version", replicaOpts.buildInfo.Version, "revision", replicaOpts.buildInfo.Revision, "egressPolicy", policy.String(), "scope", scope.String())
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}

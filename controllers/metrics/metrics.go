@@ -138,8 +138,9 @@ type ShardSource interface {
 }
 
 // Register registers m, and the metrics read at scrape time from checks
-// and shard, on reg.
-func (m *Metrics) Register(reg prometheus.Registerer, checks CheckSource, shard ShardSource) error {
+// and shard, on reg. The per-checker series carry the labels of labels
+// (nil: none).
+func (m *Metrics) Register(reg prometheus.Registerer, checks CheckSource, shard ShardSource, labels *CheckerLabels) error {
 	if checks == nil || shard == nil {
 		return errors.New("registering metrics: a check source and a shard source are required")
 	}
@@ -160,7 +161,7 @@ func (m *Metrics) Register(reg prometheus.Registerer, checks CheckSource, shard 
 			Name:      "shard_rebalances_total",
 			Help:      "Changes of the ring's membership seen by this replica; each one moves checkers between replicas.",
 		}, func() float64 { return float64(shard.Rebalances()) }),
-		newCheckerCollector(checks, shard),
+		newCheckerCollector(checks, shard, labels),
 	}
 	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {

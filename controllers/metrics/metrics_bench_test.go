@@ -25,7 +25,7 @@ func BenchmarkGather(b *testing.B) {
 	}
 	m := metrics.New()
 	reg := prometheus.NewRegistry()
-	if err := m.Register(reg, src, src); err != nil {
+	if err := m.Register(reg, src, src, nil); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()

@@ -99,7 +99,7 @@ func newRegistered(t *testing.T) (*metrics.Metrics, *fakeSources, *prometheus.Re
 	}
 	m := metrics.New()
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, m.Register(reg, src, src))
+	require.NoError(t, m.Register(reg, src, src, nil))
 	return m, src, reg
 }
 
@@ -260,10 +260,10 @@ func TestMetricNamesLint(t *testing.T) {
 
 func TestRegisterTwiceFails(t *testing.T) {
 	_, src, reg := newRegistered(t)
-	err := metrics.New().Register(reg, src, src)
+	err := metrics.New().Register(reg, src, src, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "registering metrics")
-	assert.Error(t, metrics.New().Register(prometheus.NewRegistry(), nil, src))
+	assert.Error(t, metrics.New().Register(prometheus.NewRegistry(), nil, src, nil))
 }
 
 // TestExpiringCertificateIsNoProbeFailure: a server that answers as
@@ -286,7 +286,7 @@ func TestExpiringCertificateIsNoProbeFailure(t *testing.T) {
 				owned:  map[types.NamespacedName]bool{keyA: true},
 			}
 			reg := prometheus.NewPedanticRegistry()
-			require.NoError(t, metrics.New().Register(reg, src, src))
+			require.NoError(t, metrics.New().Register(reg, src, src, nil))
 			want := fmt.Sprintf("%swebchecker_probe_success{name=\"payments\",namespace=\"shop\"} %g\n", checkerHeader, tc.want)
 			assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "webchecker_probe_success"))
 		})

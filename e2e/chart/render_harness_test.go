@@ -119,9 +119,16 @@ func ruleSet(rules []rbacv1.PolicyRule) []string {
 // exp_annotations need not repeat its text.
 func promtoolRuleTest(t *testing.T, unitTest string) {
 	t.Helper()
+	promtoolRuleTestWith(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}}, unitTest)
+}
+
+// promtoolRuleTestWith is promtoolRuleTest with the chart rendered with
+// values.
+func promtoolRuleTestWith(t *testing.T, values map[string]any, unitTest string) {
+	t.Helper()
 	promtool, err := exec.LookPath("promtool")
 	require.NoError(t, err, "promtool comes with Debian's prometheus package: make debian-tools")
-	spec := renderedRules(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
+	spec := renderedRules(t, values)
 	unitTest = runbookPlaceholder.ReplaceAllStringFunc(unitTest, func(m string) string {
 		alert := runbookPlaceholder.FindStringSubmatch(m)[1]
 		runbook := ruleAnnotation(spec, alert, "runbook")

@@ -50,8 +50,10 @@ func TestChartLintStrict(t *testing.T) {
 func TestChartDefaults(t *testing.T) {
 	r := renderChart(t, nil)
 	assert.Equal(t, []string{
+		"ClusterRole/webchecker-edit",
 		"ClusterRole/webchecker-manager",
 		"ClusterRole/webchecker-metrics-reader",
+		"ClusterRole/webchecker-view",
 		"ClusterRoleBinding/webchecker-manager",
 		"CustomResourceDefinition/webcheckers.test.network.io",
 		"Deployment/webchecker",
@@ -392,6 +394,12 @@ func TestChartValues(t *testing.T) {
 				assert.Equal(t, []string{"--allow-cidrs=192.0.2.0/24"}, flagsNamed(args, "--allow-cidrs"))
 			},
 		},
+		"metric labels": {
+			values: map[string]any{"manager": map[string]any{"metricLabelsAllowlist": []any{"team", "app.kubernetes.io/part-of"}}},
+			check: func(t *testing.T, r rendered) {
+				assert.Equal(t, []string{"--metric-labels-allowlist=team,app.kubernetes.io/part-of"}, flagsNamed(managerContainer(t, r).Args, "--metric-labels-allowlist"))
+			},
+		},
 		"CRD managed elsewhere, no PDB": {
 			values: map[string]any{"crds": map[string]any{"enabled": false}, "podDisruptionBudget": map[string]any{"enabled": false}},
 			check: func(t *testing.T, r rendered) {
@@ -420,36 +428,38 @@ func TestChartSchemaRejectsBadValues(t *testing.T) {
 		values map[string]any
 		want   string
 	}{
-		"misspelt top-level key":   {map[string]any{"replicas": 3}, "additional properties 'replicas' not allowed"},
-		"misspelt nested key":      {map[string]any{"metrics": map[string]any{"secrue": true}}, "additional properties 'secrue' not allowed"},
-		"misspelt deep key":        {map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enable": true}}}, "'enable' not allowed"},
-		"replicas as a word":       {map[string]any{"replicaCount": "three"}, "/replicaCount"},
-		"boolean as a string":      {map[string]any{"metrics": map[string]any{"secure": "yes"}}, "/metrics/secure"},
-		"fractional lease":         {map[string]any{"sharding": map[string]any{"leaseDuration": "2500ms"}}, "/sharding/leaseDuration"},
-		"not a duration":           {map[string]any{"sharding": map[string]any{"leaseRenewInterval": "often"}}, "/sharding/leaseRenewInterval"},
-		"port out of range":        {map[string]any{"health": map[string]any{"port": 70000}}, "/health/port"},
-		"unknown pull policy":      {map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "/image/pullPolicy"},
-		"extra args not a list":    {map[string]any{"manager": map[string]any{"extraArgs": "--zap-devel"}}, "/manager/extraArgs"},
-		"no workers":               {map[string]any{"manager": map[string]any{"probeWorkers": 0}}, "/manager/probeWorkers"},
-		"no reconcile workers":     {map[string]any{"manager": map[string]any{"reconcileWorkers": 0}}, "/manager/reconcileWorkers"},
-		"no API budget":            {map[string]any{"manager": map[string]any{"kubeApiQPS": 0}}, "/manager/kubeApiQPS"},
-		"fractional burst":         {map[string]any{"manager": map[string]any{"kubeApiBurst": 1.5}}, "/manager/kubeApiBurst"},
-		"mistyped security field":  {map[string]any{"securityContext": map[string]any{"readOnlyRootFilesytem": true}}, "'readOnlyRootFilesytem' not allowed"},
-		"misspelt secrets key":     {map[string]any{"secrets": map[string]any{"acess": false}}, "'acess' not allowed"},
-		"secret access as a word":  {map[string]any{"secrets": map[string]any{"access": "no"}}, "/secrets/access"},
-		"selector not a string":    {map[string]any{"secrets": map[string]any{"selector": map[string]any{"probe": "true"}}}, "/secrets/selector"},
-		"CIDRs as one string":      {map[string]any{"egress": map[string]any{"denyCIDRs": "10.0.0.0/8,192.168.0.0/16"}}, "/egress/denyCIDRs"},
-		"not a CIDR":               {map[string]any{"egress": map[string]any{"allowCIDRs": []any{"internal.example.com"}}}, "/egress/allowCIDRs/0"},
-		"misspelt egress key":      {map[string]any{"egress": map[string]any{"denyPrivateNetwork": true}}, "'denyPrivateNetwork' not allowed"},
-		"invalid namespace":        {map[string]any{"watch": map[string]any{"namespaces": []any{"Shop"}}}, "/watch/namespaces/0"},
-		"misspelt watch key":       {map[string]any{"watch": map[string]any{"namespaceSelectors": "a=b"}}, "'namespaceSelectors' not allowed"},
-		"objective of 100%":        {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"slo": map[string]any{"objective": 1}}}}, "/metrics/prometheusRule/slo/objective"},
-		"objective in percent":     {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"slo": map[string]any{"objective": 99.9}}}}, "/metrics/prometheusRule/slo/objective"},
-		"misspelt rule group":      {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"operators": map[string]any{"enabled": false}}}}, "'operators' not allowed"},
-		"lag not a number":         {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"operator": map[string]any{"schedulerLag": map[string]any{"seconds": "1s"}}}}}, "/metrics/prometheusRule/operator/schedulerLag/seconds"},
-		"SLO without availability": {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true, "availability": map[string]any{"enabled": false}}}}, "slo.enabled needs metrics.prometheusRule.availability.enabled"},
-		"dashboard label empty":    {map[string]any{"dashboards": map[string]any{"label": ""}}, "/dashboards/label"},
-		"misspelt dashboards key":  {map[string]any{"dashboards": map[string]any{"enable": true}}, "'enable' not allowed"},
+		"misspelt top-level key":    {map[string]any{"replicas": 3}, "additional properties 'replicas' not allowed"},
+		"misspelt nested key":       {map[string]any{"metrics": map[string]any{"secrue": true}}, "additional properties 'secrue' not allowed"},
+		"misspelt deep key":         {map[string]any{"metrics": map[string]any{"serviceMonitor": map[string]any{"enable": true}}}, "'enable' not allowed"},
+		"replicas as a word":        {map[string]any{"replicaCount": "three"}, "/replicaCount"},
+		"boolean as a string":       {map[string]any{"metrics": map[string]any{"secure": "yes"}}, "/metrics/secure"},
+		"fractional lease":          {map[string]any{"sharding": map[string]any{"leaseDuration": "2500ms"}}, "/sharding/leaseDuration"},
+		"not a duration":            {map[string]any{"sharding": map[string]any{"leaseRenewInterval": "often"}}, "/sharding/leaseRenewInterval"},
+		"port out of range":         {map[string]any{"health": map[string]any{"port": 70000}}, "/health/port"},
+		"unknown pull policy":       {map[string]any{"image": map[string]any{"pullPolicy": "Sometimes"}}, "/image/pullPolicy"},
+		"extra args not a list":     {map[string]any{"manager": map[string]any{"extraArgs": "--zap-devel"}}, "/manager/extraArgs"},
+		"no workers":                {map[string]any{"manager": map[string]any{"probeWorkers": 0}}, "/manager/probeWorkers"},
+		"no reconcile workers":      {map[string]any{"manager": map[string]any{"reconcileWorkers": 0}}, "/manager/reconcileWorkers"},
+		"no API budget":             {map[string]any{"manager": map[string]any{"kubeApiQPS": 0}}, "/manager/kubeApiQPS"},
+		"fractional burst":          {map[string]any{"manager": map[string]any{"kubeApiBurst": 1.5}}, "/manager/kubeApiBurst"},
+		"mistyped security field":   {map[string]any{"securityContext": map[string]any{"readOnlyRootFilesytem": true}}, "'readOnlyRootFilesytem' not allowed"},
+		"misspelt secrets key":      {map[string]any{"secrets": map[string]any{"acess": false}}, "'acess' not allowed"},
+		"secret access as a word":   {map[string]any{"secrets": map[string]any{"access": "no"}}, "/secrets/access"},
+		"selector not a string":     {map[string]any{"secrets": map[string]any{"selector": map[string]any{"probe": "true"}}}, "/secrets/selector"},
+		"CIDRs as one string":       {map[string]any{"egress": map[string]any{"denyCIDRs": "10.0.0.0/8,192.168.0.0/16"}}, "/egress/denyCIDRs"},
+		"not a CIDR":                {map[string]any{"egress": map[string]any{"allowCIDRs": []any{"internal.example.com"}}}, "/egress/allowCIDRs/0"},
+		"misspelt egress key":       {map[string]any{"egress": map[string]any{"denyPrivateNetwork": true}}, "'denyPrivateNetwork' not allowed"},
+		"invalid namespace":         {map[string]any{"watch": map[string]any{"namespaces": []any{"Shop"}}}, "/watch/namespaces/0"},
+		"misspelt watch key":        {map[string]any{"watch": map[string]any{"namespaceSelectors": "a=b"}}, "'namespaceSelectors' not allowed"},
+		"objective of 100%":         {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"slo": map[string]any{"objective": 1}}}}, "/metrics/prometheusRule/slo/objective"},
+		"objective in percent":      {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"slo": map[string]any{"objective": 99.9}}}}, "/metrics/prometheusRule/slo/objective"},
+		"misspelt rule group":       {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"operators": map[string]any{"enabled": false}}}}, "'operators' not allowed"},
+		"lag not a number":          {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"operator": map[string]any{"schedulerLag": map[string]any{"seconds": "1s"}}}}}, "/metrics/prometheusRule/operator/schedulerLag/seconds"},
+		"SLO without availability":  {map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true, "availability": map[string]any{"enabled": false}}}}, "slo.enabled needs metrics.prometheusRule.availability.enabled"},
+		"dashboard label empty":     {map[string]any{"dashboards": map[string]any{"label": ""}}, "/dashboards/label"},
+		"metric labels as a string": {map[string]any{"manager": map[string]any{"metricLabelsAllowlist": "team,severity"}}, "/manager/metricLabelsAllowlist"},
+		"not a label name":          {map[string]any{"manager": map[string]any{"metricLabelsAllowlist": []any{"on call"}}}, "/manager/metricLabelsAllowlist/0"},
+		"misspelt dashboards key":   {map[string]any{"dashboards": map[string]any{"enable": true}}, "'enable' not allowed"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -520,6 +530,83 @@ func TestChartRBACIsGenerated(t *testing.T) {
 		"the chart's ClusterRole differs from config/rbac/role.yaml")
 	assert.ElementsMatch(t, want["Role"], ruleSet(renderedAs[rbacv1.Role](t, r, "Role", "webchecker-manager").Rules),
 		"the chart's Role differs from config/rbac/role.yaml")
+}
+
+// TestChartAggregatedRolesMatchConfig fails when the chart's ClusterRoles
+// aggregated into view, edit and admin differ, in labels or rules, from
+// config/rbac/aggregate_roles.yaml (which TestAggregatedRoles in e2e tests
+// against the API server), and checks that the value turns them off.
+func TestChartAggregatedRolesMatchConfig(t *testing.T) {
+	root, err := framework.RepoRoot()
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(root, "config", "rbac", "aggregate_roles.yaml"))
+	require.NoError(t, err)
+	config, err := chart.DecodeManifest(string(data))
+	require.NoError(t, err)
+	require.Len(t, config, 2)
+
+	r := renderChart(t, nil)
+	for _, obj := range config {
+		var want rbacv1.ClusterRole
+		require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &want))
+		got := renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", want.Name)
+		assert.ElementsMatch(t, ruleSet(want.Rules), ruleSet(got.Rules), "%s: rules differ from config/rbac", want.Name)
+		for k, v := range want.Labels {
+			assert.Equal(t, v, got.Labels[k], "%s: label %s", want.Name, k)
+		}
+	}
+
+	off := renderChart(t, map[string]any{"rbac": map[string]any{"aggregateToDefaultRoles": false}})
+	for _, obj := range config {
+		assert.Nil(t, off.find("ClusterRole", obj.GetName()), "rbac.aggregateToDefaultRoles=false still renders %s", obj.GetName())
+	}
+	assert.NotNil(t, off.find("ClusterRole", "webchecker-manager"), "the manager's role stays")
+}
+
+// TestChartRulesKeepMetricLabels checks that with
+// manager.metricLabelsAllowlist the rules aggregate by the label_<name>
+// labels too, so that the alerts carry them for Alertmanager's routing:
+// WebCheckerDown directly, the burn-rate alerts through the availability
+// recording rules.
+func TestChartRulesKeepMetricLabels(t *testing.T) {
+	values := map[string]any{
+		"manager": map[string]any{"metricLabelsAllowlist": []any{"team", "app.kubernetes.io/part-of"}},
+		"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}},
+	}
+	spec := renderedRules(t, values)
+	down := ruleGroups(spec)[0]["rules"].([]any)[0].(map[string]any)
+	assert.Equal(t, "max by (namespace, name, label_team, label_app_kubernetes_io_part_of) (max_over_time(webchecker_probe_success[1m])) == 0", down["expr"])
+
+	const unitTest = `
+rule_files: [rules.yaml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'webchecker_probe_success{namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop",instance="a"}'
+        values: '0x10'
+      - series: 'webchecker_probes_total{namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop",instance="a",result="success"}'
+        values: '0x10'
+      - series: 'webchecker_probes_total{namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop",instance="a",result="failure"}'
+        values: '0+60x10'
+      # No team label: it has none in Prometheus either.
+      - series: 'webchecker_probe_success{namespace="shop",name="search",instance="a"}'
+        values: '0x10'
+    promql_expr_test:
+      - expr: ALERTS{alertname="WebCheckerDown",alertstate="firing"}
+        eval_time: 6m
+        exp_samples:
+          - labels: 'ALERTS{alertname="WebCheckerDown",alertstate="firing",severity="warning",namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop"}'
+            value: 1
+          - labels: 'ALERTS{alertname="WebCheckerDown",alertstate="firing",severity="warning",namespace="shop",name="search"}'
+            value: 1
+      - expr: webchecker:probe_availability:ratio_rate5m
+        eval_time: 10m
+        exp_samples:
+          - labels: 'webchecker:probe_availability:ratio_rate5m{namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop"}'
+            value: 0
+`
+	promtoolRuleTestWith(t, values, unitTest)
 }
 
 // TestChartWebCheckerDownAlert checks the PrometheusRule's rules with

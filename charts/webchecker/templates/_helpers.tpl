@@ -68,3 +68,13 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 {{- define "webchecker.metricsScheme" -}}
 {{- if .Values.metrics.secure }}https{{ else }}http{{ end }}
 {{- end }}
+
+{{/*
+The labels the rules aggregate per-checker series by: namespace, name and
+the label_<name> of every manager.metricLabelsAllowlist entry, sanitized as
+the manager does, so that alerts carry them for routing.
+*/}}
+{{- define "webchecker.checkerBy" -}}
+namespace, name
+{{- range .Values.manager.metricLabelsAllowlist }}, label_{{ regexReplaceAll "[^a-zA-Z0-9_]" . "_" }}{{ end }}
+{{- end }}
