@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
 )
 
@@ -144,7 +145,9 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
 		case stepWait:
 			s.sleep(ctx, wait, true)
 		case stepSkipped:
-			s.log.V(1).Info("Skipping probe, previous probe still running", "checker", j.key, "due", j.due, "next", next)
+			if log, ok := s.debug(); ok {
+				log.Info("Skipping probe, previous probe still running", "checker", j.key, "due", j.due, "next", next)
+			}
 		case stepDispatch:
 			if !s.owns(j.key) {
 				s.skipNotOwned(j)
@@ -173,10 +176,21 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
 	}
 }
 
+// debug returns the logger of the per-probe messages (V(1)) and whether it
+// is enabled. Callers build a message only when it is: its key/value
+// arguments are boxed into interfaces, which allocates on every probe even
+// when the logger then discards the message.
+func (s *Scheduler) debug() (logr.Logger, bool) {
+	log := s.log.V(1)
+	return log, log.Enabled()
+}
+
 // skipNotOwned reschedules a due job that this replica does not own.
 func (s *Scheduler) skipNotOwned(j job) {
 	next := s.requeue(j)
-	s.log.V(1).Info("Skipping probe, checker not owned", "checker", j.key, "due", j.due, "next", next)
+	if log, ok := s.debug(); ok {
+		log.Info("Skipping probe, checker not owned", "checker", j.key, "due", j.due, "next", next)
+	}
 }
 
 // sleep blocks until ctx is done, the dispatcher is woken, or, if timed,
@@ -230,7 +244,9 @@ func (s *Scheduler) startLocking(ctx context.Context, j job) (probeJob, bool) {
 func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 	defer p.flight.cancel()
 	key := p.check.Key
-	s.log.V(1).Info("Probing", "checker", key, "generation", p.check.Generation, "due", p.due)
+	if log, ok := s.debug(); ok {
+		log.Info("Probing", "checker", key, "generation", p.check.Generation, "due", p.due)
+	}
 	if s.observer != nil {
 		s.observer.ProbeStarted(key, max(s.clock.Since(p.due), 0))
 	}
@@ -267,9 +283,11 @@ func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 	}
 	s.mu.Unlock()
 
-	s.log.V(1).Info("Probe finished", "checker", key, "generation", out.Generation,
-		"success", res.Success, "reason", res.Reason, "statusCode", res.StatusCode, "duration", res.Duration,
-		"stored", stored, "changed", changed)
+	if log, ok := s.debug(); ok {
+		log.Info("Probe finished", "checker", key, "generation", out.Generation,
+			"success", res.Success, "reason", res.Reason, "statusCode", res.StatusCode, "duration", res.Duration,
+			"stored", stored, "changed", changed)
+	}
 	if stored && s.observer != nil {
 		s.observer.ProbeFinished(key, res)
 	}
