@@ -7,6 +7,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 )
 
 // The dispatcher, which starts the probes of due checks, and the workers,
@@ -133,6 +134,8 @@ func (s *Scheduler) requeue(j job) time.Time {
 
 // dispatch is the dispatcher loop. It returns when ctx is done.
 func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
+	var timer sleepTimer
+	defer timer.stop()
 	for ctx.Err() == nil {
 		s.mu.Lock()
 		s.wake.drain()
@@ -141,9 +144,9 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
 
 		switch st {
 		case stepIdle:
-			s.sleep(ctx, 0, false)
+			s.sleep(ctx, nil, 0)
 		case stepWait:
-			s.sleep(ctx, wait, true)
+			s.sleep(ctx, &timer, wait)
 		case stepSkipped:
 			if log, ok := s.debug(); ok {
 				log.Info("Skipping probe, previous probe still running", "checker", j.key, "due", j.due, "next", next)
@@ -193,19 +196,48 @@ func (s *Scheduler) skipNotOwned(j job) {
 	}
 }
 
-// sleep blocks until ctx is done, the dispatcher is woken, or, if timed,
-// wait has passed on the scheduler clock.
-func (s *Scheduler) sleep(ctx context.Context, wait time.Duration, timed bool) {
+// sleep blocks until ctx is done, the dispatcher is woken, or, if timer
+// is not nil, wait has passed on the scheduler clock (timed with timer).
+func (s *Scheduler) sleep(ctx context.Context, timer *sleepTimer, wait time.Duration) {
 	var fired <-chan time.Time
-	if timed {
-		t := s.clock.NewTimer(wait)
-		defer t.Stop()
-		fired = t.C()
+	if timer != nil {
+		fired = timer.start(s.clock, wait)
+		defer timer.stop()
 	}
 	select {
 	case <-ctx.Done():
 	case <-s.wake:
 	case <-fired:
+	}
+}
+
+// sleepTimer is the dispatcher's one timer, reused from one wait to the
+// next: with checks spread over their interval the dispatcher waits before
+// nearly every probe, and a new timer for each wait costs allocations. The
+// zero value is ready to use; it is not safe for concurrent use.
+type sleepTimer struct {
+	t clock.Timer
+}
+
+// start arms the timer to fire once wait has passed on clk and returns its
+// channel. The timer must be stopped (stop) since it was last started.
+func (st *sleepTimer) start(clk clock.WithTicker, wait time.Duration) <-chan time.Time {
+	if st.t == nil {
+		st.t = clk.NewTimer(wait)
+	} else {
+		st.t.Reset(wait)
+	}
+	return st.t.C()
+}
+
+// stop disarms the timer and drops a firing that nobody received, so that
+// the next wait never sees a stale one.
+func (st *sleepTimer) stop() {
+	if st.t != nil && !st.t.Stop() {
+		select {
+		case <-st.t.C():
+		default:
+		}
 	}
 }
 
