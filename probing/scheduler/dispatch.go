@@ -156,11 +156,12 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
 				s.skipNotOwned(j)
 				continue
 			}
-			if err := s.sem.Acquire(ctx, 1); err != nil {
+			waited, err := s.acquireWorker(ctx)
+			if err != nil {
 				return // ctx done
 			}
-			// Acquiring may have taken long: ask again right before probing.
-			if !s.owns(j.key) {
+			// Waiting may have taken long: ask again right before probing.
+			if waited && !s.owns(j.key) {
 				s.sem.Release(1)
 				s.skipNotOwned(j)
 				continue
@@ -186,6 +187,19 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
 func (s *Scheduler) debug() (logr.Logger, bool) {
 	log := s.log.V(1)
 	return log, log.Enabled()
+}
+
+// acquireWorker takes a slot of the worker pool, waiting for one while
+// none is free; waited reports whether it had to wait. It fails only when
+// ctx is done.
+func (s *Scheduler) acquireWorker(ctx context.Context) (waited bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if s.sem.TryAcquire(1) {
+		return false, nil
+	}
+	return true, s.sem.Acquire(ctx, 1)
 }
 
 // skipNotOwned reschedules a due job that this replica does not own.
