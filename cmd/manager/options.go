@@ -28,7 +28,10 @@ type options struct {
 	metricsAddr   string
 	metricsSecure bool
 	probeAddr     string
-	probeWorkers  int
+	// pprofAddr is where the runtime profiles (/debug/pprof) are served;
+	// "0" disables them (manager.Options.PprofBindAddress).
+	pprofAddr    string
+	probeWorkers int
 	// kubeAPIQPS and kubeAPIBurst pace this replica's requests to the API
 	// server (rest.Config QPS and Burst); reconcileWorkers is the number of
 	// checkers reconciled at once (controller MaxConcurrentReconciles).
@@ -79,6 +82,7 @@ func defaultOptions() options {
 	return options{
 		metricsAddr:         ":8080",
 		probeAddr:           ":8081",
+		pprofAddr:           "0",
 		probeWorkers:        scheduler.DefaultWorkers,
 		kubeAPIQPS:          defaultKubeAPIQPS,
 		kubeAPIBurst:        defaultKubeAPIBurst,
@@ -113,6 +117,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.metricsAddr, "metrics-bind-address", o.metricsAddr, "Address the Prometheus metrics endpoint binds to; \"0\" disables it.")
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", o.metricsSecure, "Serve metrics over HTTPS (self-signed certificate) and admit only clients whose bearer token the API server authenticates (TokenReview) and authorizes for GET on the non-resource URL /metrics (SubjectAccessReview). False serves plain HTTP to anyone who can reach the port.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", o.probeAddr, "Address the /healthz and /readyz endpoints bind to.")
+	fs.StringVar(&o.pprofAddr, "pprof-bind-address", o.pprofAddr, "Address the Go runtime profiles (/debug/pprof/) bind to; \"0\" disables them. Profiles reveal internals: bind to localhost or keep disabled.")
 	fs.IntVar(&o.probeWorkers, "probe-workers", o.probeWorkers, "Maximum number of probes running at once.")
 	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", o.kubeAPIQPS, "Requests per second this replica may send to the API server on average (client-side; the API server's Priority and Fairness is what protects it). Each new checker costs one status write, each change of a checker's status another.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", o.kubeAPIBurst, "Requests this replica may send to the API server at once above --kube-api-qps; at least --kube-api-qps.")

@@ -61,6 +61,27 @@ func TestAPIBudgetFromFlags(t *testing.T) {
 	assert.Equal(t, 3, opts.replicaOptions(nil, controllers.WatchScope{}).reconcileWorkers)
 }
 
+// TestPprofFromFlags: the profiling endpoint is off unless
+// --pprof-bind-address names an address.
+func TestPprofFromFlags(t *testing.T) {
+	tests := map[string]struct {
+		args []string
+		want string
+	}{
+		"disabled by default": {nil, "0"},
+		"loopback":            {[]string{"--pprof-bind-address=127.0.0.1:6060"}, "127.0.0.1:6060"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			opts := defaultOptions()
+			fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+			opts.bindFlags(fs)
+			require.NoError(t, fs.Parse(tc.args))
+			assert.Equal(t, tc.want, opts.pprofAddr)
+		})
+	}
+}
+
 func TestWatchScopeFromFlags(t *testing.T) {
 	opts := defaultOptions()
 	scope, err := opts.watchScope()

@@ -43,6 +43,7 @@ func run(ctx context.Context, opts options) error {
 		Cache:                  scope.ApplyTo(cacheOptions(opts.leaseNamespace, opts.ringName)),
 		Metrics:                opts.metricsServerOptions(),
 		HealthProbeBindAddress: opts.probeAddr,
+		PprofBindAddress:       opts.pprofAddr,
 	})
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)

@@ -50,6 +50,11 @@ type Metrics struct {
 	probePhase   *prometheus.HistogramVec
 	schedulerLag prometheus.Histogram
 	statusWrites *prometheus.CounterVec
+
+	// The series every probe observes, looked up once in New rather than
+	// by label values (hashed under a lock) on every probe.
+	successLatency, failureLatency prometheus.Observer
+	phases                         map[probing.Phase]prometheus.Observer
 }
 
 var _ scheduler.Observer = (*Metrics)(nil)
@@ -82,11 +87,11 @@ func New() *Metrics {
 			Help:      "WebChecker status patches sent to the API server, by result (success, conflict, error).",
 		}, []string{"result"}),
 	}
-	for _, r := range []string{ResultSuccess, ResultFailure} {
-		m.probeLatency.WithLabelValues(r)
-	}
+	m.successLatency = m.probeLatency.WithLabelValues(ResultSuccess)
+	m.failureLatency = m.probeLatency.WithLabelValues(ResultFailure)
+	m.phases = make(map[probing.Phase]prometheus.Observer, len(probing.Phases))
 	for _, p := range probing.Phases {
-		m.probePhase.WithLabelValues(string(p))
+		m.phases[p] = m.probePhase.WithLabelValues(string(p))
 	}
 	for _, r := range []WriteResult{WriteSucceeded, WriteConflict, WriteFailed} {
 		m.statusWrites.WithLabelValues(string(r))
@@ -101,22 +106,28 @@ func (m *Metrics) ProbeStarted(_ types.NamespacedName, lag time.Duration) {
 
 // ProbeFinished observes the probe's latency and phases.
 func (m *Metrics) ProbeFinished(_ types.NamespacedName, res probing.Result) {
-	m.probeLatency.WithLabelValues(resultLabel(res.Success)).Observe(res.Duration.Seconds())
-	for phase, d := range res.Phases {
-		m.probePhase.WithLabelValues(string(phase)).Observe(d.Seconds())
+	latency := m.failureLatency
+	if res.Success {
+		latency = m.successLatency
 	}
+	latency.Observe(res.Duration.Seconds())
+	for phase, d := range res.Phases {
+		m.phaseObserver(phase).Observe(d.Seconds())
+	}
+}
+
+// phaseObserver returns the series of phase: one of those New looked up,
+// or, for a phase probing.Phases does not list, the one of its label.
+func (m *Metrics) phaseObserver(phase probing.Phase) prometheus.Observer {
+	if o, ok := m.phases[phase]; ok {
+		return o
+	}
+	return m.probePhase.WithLabelValues(string(phase))
 }
 
 // StatusWritten counts one status patch.
 func (m *Metrics) StatusWritten(r WriteResult) {
 	m.statusWrites.WithLabelValues(string(r)).Inc()
-}
-
-func resultLabel(success bool) string {
-	if success {
-		return ResultSuccess
-	}
-	return ResultFailure
 }
 
 // CheckSource is what the metrics read of the probe scheduler at scrape

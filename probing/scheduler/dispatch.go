@@ -5,7 +5,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 )
 
 // The dispatcher, which starts the probes of due checks, and the workers,
@@ -138,6 +140,8 @@ func (s *Scheduler) requeue(j job) time.Time {
 
 // dispatch is the dispatcher loop. It returns when ctx is done.
 func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
+	var timer sleepTimer
+	defer timer.stop()
 	for ctx.Err() == nil {
 		s.mu.Lock()
 		s.wake.drain()
@@ -146,21 +150,24 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
 
 		switch st {
 		case stepIdle:
-			s.sleep(ctx, 0, false)
+			s.sleep(ctx, nil, 0)
 		case stepWait:
-			s.sleep(ctx, wait, true)
+			s.sleep(ctx, &timer, wait)
 		case stepSkipped:
-			s.log.V(1).Info("Skipping probe, previous probe still running", "checker", j.key, "due", j.due, "next", next)
+			if log, ok := s.debug(); ok {
+				log.Info("Skipping probe, previous probe still running", "checker", j.key, "due", j.due, "next", next)
+			}
 		case stepDispatch:
 			if !s.owns(j.key) {
 				s.skipNotOwned(j)
 				continue
 			}
-			if err := s.sem.Acquire(ctx, 1); err != nil {
+			waited, err := s.acquireWorker(ctx)
+			if err != nil {
 				return // ctx done
 			}
-			// Acquiring may have taken long: ask again right before probing.
-			if !s.owns(j.key) {
+			// Waiting may have taken long: ask again right before probing.
+			if waited && !s.owns(j.key) {
 				s.sem.Release(1)
 				s.skipNotOwned(j)
 				continue
@@ -179,25 +186,78 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
 	}
 }
 
+// debug returns the logger of the per-probe messages (V(1)) and whether it
+// is enabled. Callers build a message only when it is: its key/value
+// arguments are boxed into interfaces, which allocates on every probe even
+// when the logger then discards the message.
+func (s *Scheduler) debug() (logr.Logger, bool) {
+	log := s.log.V(1)
+	return log, log.Enabled()
+}
+
+// acquireWorker takes a slot of the worker pool, waiting for one while
+// none is free; waited reports whether it had to wait. It fails only when
+// ctx is done.
+func (s *Scheduler) acquireWorker(ctx context.Context) (waited bool, err error) {
+	if err := ctx.Err(); err != nil {
+		return false, err
+	}
+	if s.sem.TryAcquire(1) {
+		return false, nil
+	}
+	return true, s.sem.Acquire(ctx, 1)
+}
+
 // skipNotOwned reschedules a due job that this replica does not own.
 func (s *Scheduler) skipNotOwned(j job) {
 	next := s.requeue(j)
-	s.log.V(1).Info("Skipping probe, checker not owned", "checker", j.key, "due", j.due, "next", next)
+	if log, ok := s.debug(); ok {
+		log.Info("Skipping probe, checker not owned", "checker", j.key, "due", j.due, "next", next)
+	}
 }
 
-// sleep blocks until ctx is done, the dispatcher is woken, or, if timed,
-// wait has passed on the scheduler clock.
-func (s *Scheduler) sleep(ctx context.Context, wait time.Duration, timed bool) {
+// sleep blocks until ctx is done, the dispatcher is woken, or, if timer
+// is not nil, wait has passed on the scheduler clock (timed with timer).
+func (s *Scheduler) sleep(ctx context.Context, timer *sleepTimer, wait time.Duration) {
 	var fired <-chan time.Time
-	if timed {
-		t := s.clock.NewTimer(wait)
-		defer t.Stop()
-		fired = t.C()
+	if timer != nil {
+		fired = timer.start(s.clock, wait)
+		defer timer.stop()
 	}
 	select {
 	case <-ctx.Done():
 	case <-s.wake:
 	case <-fired:
+	}
+}
+
+// sleepTimer is the dispatcher's one timer, reused from one wait to the
+// next: with checks spread over their interval the dispatcher waits before
+// nearly every probe, and a new timer for each wait costs allocations. The
+// zero value is ready to use; it is not safe for concurrent use.
+type sleepTimer struct {
+	t clock.Timer
+}
+
+// start arms the timer to fire once wait has passed on clk and returns its
+// channel. The timer must be stopped (stop) since it was last started.
+func (st *sleepTimer) start(clk clock.WithTicker, wait time.Duration) <-chan time.Time {
+	if st.t == nil {
+		st.t = clk.NewTimer(wait)
+	} else {
+		st.t.Reset(wait)
+	}
+	return st.t.C()
+}
+
+// stop disarms the timer and drops a firing that nobody received, so that
+// the next wait never sees a stale one.
+func (st *sleepTimer) stop() {
+	if st.t != nil && !st.t.Stop() {
+		select {
+		case <-st.t.C():
+		default:
+		}
 	}
 }
 
@@ -237,7 +297,9 @@ func (s *Scheduler) startLocking(ctx context.Context, j job) (probeJob, bool) {
 func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 	defer p.flight.cancel()
 	key := p.check.Key
-	s.log.V(1).Info("Probing", "checker", key, "generation", p.check.Generation, "due", p.due)
+	if log, ok := s.debug(); ok {
+		log.Info("Probing", "checker", key, "generation", p.check.Generation, "due", p.due)
+	}
 	if s.observer != nil {
 		s.observer.ProbeStarted(key, max(s.clock.Since(p.due), 0))
 	}
@@ -274,9 +336,11 @@ func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 	}
 	s.mu.Unlock()
 
-	s.log.V(1).Info("Probe finished", "checker", key, "generation", out.Generation,
-		"success", res.Success, "reason", res.Reason, "statusCode", res.StatusCode, "duration", res.Duration,
-		"stored", stored, "changed", changed)
+	if log, ok := s.debug(); ok {
+		log.Info("Probe finished", "checker", key, "generation", out.Generation,
+			"success", res.Success, "reason", res.Reason, "statusCode", res.StatusCode, "duration", res.Duration,
+			"stored", stored, "changed", changed)
+	}
 	if stored && s.observer != nil {
 		s.observer.ProbeFinished(key, res)
 	}

@@ -74,7 +74,8 @@
 //     once;
 //   - skips the turn if Options.Owns says this replica does not own the key
 //     (the check stays scheduled; another shard probes it); Owns is asked
-//     before and again after the wait for a worker slot;
+//     before, and when no worker slot was free at once again after the
+//     wait for one;
 //   - sets the turn aside if the check's namespace already holds its share
 //     of the workers (see below);
 //   - otherwise acquires a slot of the worker pool (a weighted semaphore of

@@ -1,7 +1,6 @@
 package scheduler
 
 import (
-	"container/heap"
 	"context"
 	"time"
 
@@ -47,8 +46,9 @@ type item struct {
 	rev uint64
 }
 
-// dueQueue is a min-heap of items by due time. Use push and pop; the
-// methods below are for container/heap.
+// dueQueue is a binary min-heap of items by due time, kept with push and
+// pop. It is typed rather than a container/heap.Interface: that boxes every
+// item pushed or popped into an interface, two allocations per probe.
 type dueQueue []item
 
 // push adds the item (due, key, rev). It reports whether the item is due
@@ -56,22 +56,49 @@ type dueQueue []item
 // woken to see it.
 func (q *dueQueue) push(due time.Time, key types.NamespacedName, rev uint64) (earliest bool) {
 	earliest = len(*q) == 0 || due.Before((*q)[0].due)
-	heap.Push(q, item{due: due, key: key, rev: rev})
+	*q = append(*q, item{due: due, key: key, rev: rev})
+	q.up(len(*q) - 1)
 	return earliest
 }
 
-// pop removes the earliest item.
-func (q *dueQueue) pop() { heap.Pop(q) }
-
-func (q dueQueue) Len() int           { return len(q) }
-func (q dueQueue) Less(i, j int) bool { return q[i].due.Before(q[j].due) }
-func (q dueQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
-func (q *dueQueue) Push(x any)        { *q = append(*q, x.(item)) }
-func (q *dueQueue) Pop() any {
+// pop removes the earliest item; the queue must not be empty.
+func (q *dueQueue) pop() {
 	old := *q
 	n := len(old) - 1
-	it := old[n]
-	old[n] = item{}
+	old[0] = old[n]
+	old[n] = item{} // no key kept alive by the spare capacity
 	*q = old[:n]
-	return it
+	q.down(0)
+}
+
+// up moves the item at j towards the root until its parent is not due
+// after it.
+func (q dueQueue) up(j int) {
+	for j > 0 {
+		parent := (j - 1) / 2
+		if !q[j].due.Before(q[parent].due) {
+			return
+		}
+		q[parent], q[j] = q[j], q[parent]
+		j = parent
+	}
+}
+
+// down moves the item at i towards the leaves until neither child is due
+// before it.
+func (q dueQueue) down(i int) {
+	for {
+		child := 2*i + 1
+		if child >= len(q) {
+			return
+		}
+		if right := child + 1; right < len(q) && q[right].due.Before(q[child].due) {
+			child = right
+		}
+		if !q[child].due.Before(q[i].due) {
+			return
+		}
+		q[i], q[child] = q[child], q[i]
+		i = child
+	}
 }

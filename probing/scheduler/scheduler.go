@@ -277,7 +277,9 @@ func (s *Scheduler) Upsert(c Check) {
 	if c.Interval <= 0 {
 		s.log.Error(nil, "Non-positive probe interval, using fallback", "checker", c.Key, "interval", c.Interval, "fallback", FallbackInterval)
 	}
-	s.log.V(1).Info("Check scheduled", "checker", c.Key, "generation", c.Generation, "interval", interval, "phase", offset, "due", due, "changed", exists)
+	if log, ok := s.debug(); ok {
+		log.Info("Check scheduled", "checker", c.Key, "generation", c.Generation, "interval", interval, "phase", offset, "due", due, "changed", exists)
+	}
 }
 
 // Remove forgets the check with key: its schedule and Outcome are dropped and
