@@ -3,9 +3,11 @@ package controllers_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -63,4 +65,54 @@ func TestStatusIsNeverOverwrittenBlindly(t *testing.T) {
 	after := getChecker(t, key)
 	assert.Equal(t, testShardID, after.Status.Shard, "the stale writer overwrote the status")
 	assert.Equal(t, current.Status.Conditions, after.Status.Conditions)
+}
+
+// TestNoChangeLostWhileTheCacheLags: a reconcile that reads a copy from
+// before this replica's own latest status write (the informer cache has
+// not seen it yet) must not take the status as unchanged: it looks again
+// shortly, and the change is written once the copy is current. Without
+// that, a success right after a written failure compared equal to the
+// stale Ready=True and the checker stayed False for good.
+func TestNoChangeLostWhileTheCacheLags(t *testing.T) {
+	t.Parallel()
+	_, wc, key := startChecker(t, "lagging-cache", "/")
+	a := newTakeover(t)
+	reconcile := func() ctrl.Result {
+		t.Helper()
+		res, err := a.r.Reconcile(a.ctx, ctrl.Request{NamespacedName: key})
+		require.NoError(t, err)
+		return res
+	}
+	outcome := func(success bool, at time.Time) scheduler.Outcome {
+		o := scheduler.Outcome{Key: key, Generation: wc.Generation, Time: at,
+			Result: probing.Result{Reason: probing.ReasonUnexpectedStatus, Message: "unexpected status code 503", StatusCode: 503}}
+		if success {
+			o.Result = probing.Result{Success: true, Reason: probing.ReasonSucceeded, Message: probing.ReadyMessage, StatusCode: 200}
+		}
+		return o
+	}
+
+	reconcile() // the take-over
+	a.held.probed(a.tracker, outcome(true, time.Now()))
+	reconcile()
+	up := getChecker(t, key)
+	require.Equal(t, "replica-a", up.Status.Shard)
+	require.Equal(t, metav1.ConditionTrue, ready(up).Status)
+
+	a.held.probed(a.tracker, outcome(false, time.Now().Add(time.Second)))
+	reconcile()
+	down := getChecker(t, key)
+	require.Equal(t, metav1.ConditionFalse, ready(down).Status)
+
+	// The cache still serves the copy from before the False write.
+	a.r.Client = staleReader{Client: k8sClient, old: up}
+	a.held.probed(a.tracker, outcome(true, time.Now().Add(2*time.Second)))
+	res := reconcile()
+	assert.Positive(t, res.RequeueAfter, "a reconcile on a copy older than its own write did not ask to look again")
+	assert.Equal(t, down.ResourceVersion, getChecker(t, key).ResourceVersion)
+
+	// Caught up: the success is written.
+	a.r.Client = k8sClient
+	assert.Zero(t, reconcile().RequeueAfter)
+	assert.Equal(t, metav1.ConditionTrue, ready(getChecker(t, key)).Status)
 }

@@ -185,6 +185,18 @@ func (t *Tracker) wrote(key types.NamespacedName, rv string) {
 	}
 }
 
+// behindOwnWrite reports whether rv, the resourceVersion of the copy of
+// the checker the reconciler just read from the cache, is the one this
+// replica's latest status patch replaced: the cache has not seen that
+// write yet, and a status computed against it could look unchanged when it
+// is not (a success after a written failure would never be written).
+func (t *Tracker) behindOwnWrite(key types.NamespacedName, rv string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.checkers[key]
+	return c != nil && c.wroteFromRV != "" && c.wroteFromRV == rv
+}
+
 // streak returns how many consecutive probes, o's included, reached o's
 // verdict, and whether o is stale (held at a take-over). The latest
 // outcome always counts as one: a probe the Tracker has not seen yet (it

@@ -235,6 +235,11 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if !p.owned {
 		return ctrl.Result{}, nil
 	}
+	if r.Tracker != nil && r.Tracker.behindOwnWrite(key, wc.ResourceVersion) {
+		// The informer cache lags behind this replica's own latest status
+		// write: look again once it has caught up.
+		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
+	}
 	if p.suspended {
 		if err := r.writeSuspended(ctx, wc); err != nil {
 			return r.handleWriteError(ctx, err)
