@@ -144,6 +144,7 @@ BENCH_OUT := $(BIN)/bench
 .PHONY: bench
 bench: $(KUBE_STAMP) $(ETCD_STAMP) debian-tools build ## Run the benchmarks (not part of make test, which runs them at a tiny size): the engine beside the blackbox exporter and wrk, then 3 managers on the local control plane at 1k/3k/10k checkers. Tables on stdout, JSON under bin/bench/.
 	go run ./e2e/bench/engine --out $(BENCH_OUT)
+	go run ./e2e/bench/controlplane --manager $(BIN)/manager --out $(BENCH_OUT)
 
 .PHONY: bench-go
 bench-go: ## Run the Go micro-benchmarks (go test -bench) of every package.
