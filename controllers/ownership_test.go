@@ -27,16 +27,21 @@ import (
 	"github.com/networkio/webchecker/probing/scheduler"
 )
 
-// switchOwner is an Ownership that a test turns on and off.
+// switchOwner is an Ownership that a test turns on and off. With a
+// namespace it never owns a checker outside it, so that a replica the test
+// runs beside the suite's cannot take the other tests' checkers.
 type switchOwner struct {
-	shard string
-	owns  atomic.Bool
+	shard     string
+	namespace string
+	owns      atomic.Bool
 }
 
-func (o *switchOwner) ShardID() string                { return o.shard }
-func (o *switchOwner) Owns(types.NamespacedName) bool { return o.owns.Load() }
-func (o *switchOwner) Members() []string              { return []string{o.shard} }
-func (o *switchOwner) Rebalances() uint64             { return 0 }
+func (o *switchOwner) ShardID() string { return o.shard }
+func (o *switchOwner) Owns(key types.NamespacedName) bool {
+	return o.owns.Load() && (o.namespace == "" || key.Namespace == o.namespace)
+}
+func (o *switchOwner) Members() []string  { return []string{o.shard} }
+func (o *switchOwner) Rebalances() uint64 { return 0 }
 
 // heldOutcomes is a Scheduler whose latest outcomes the test sets; like the
 // real one, it keeps an outcome while the check is upserted unchanged.
@@ -225,7 +230,7 @@ func TestHandOverNeedsNoReconcile(t *testing.T) {
 	t.Parallel()
 	target := framework.NewTarget()
 	t.Cleanup(target.Close)
-	owner := &switchOwner{shard: "handover-replica"}
+	owner := &switchOwner{shard: "handover-replica", namespace: newElsewhereNamespace(t)}
 	mgr, err := ctrl.NewManager(k8sConfig, ctrl.Options{
 		Scheme:                 k8sClient.Scheme(),
 		Metrics:                metricsserver.Options{BindAddress: "0"},
@@ -244,7 +249,7 @@ func TestHandOverNeedsNoReconcile(t *testing.T) {
 	}))
 	framework.RunInTest(t, mgr)
 
-	wc := newChecker(newElsewhereNamespace(t), "handed-over", target.URL(), "/handover")
+	wc := newChecker(owner.namespace, "handed-over", target.URL(), "/handover")
 	require.NoError(t, k8sClient.Create(context.Background(), wc))
 	key := client.ObjectKeyFromObject(wc)
 
