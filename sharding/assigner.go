@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -273,10 +274,24 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	for id, o := range a.observed {
 		lastSeen[id] = o.At
 	}
+	acquired := a.acquired(leases.Items)
 	for _, key := range gained {
-		a.opts.Notify(ctx, Change{Key: key, Owned: true, UnprobedSince: unprobedSince(before, a.opts.ID, key, next, lastSeen, now)})
+		a.opts.Notify(ctx, Change{Key: key, Owned: true, UnprobedSince: unprobedSince(before, a.opts.ID, key, next, lastSeen, acquired, now)})
 	}
 	return nextExpiry, nil
+}
+
+// acquired returns when this replica acquired its own Lease, as its
+// Heartbeat wrote it (on this replica's clock), or zero if the Lease is
+// not among leases or held by another.
+func (a *Assigner) acquired(leases []coordinationv1.Lease) time.Time {
+	for i := range leases {
+		l := &leases[i]
+		if l.Name == a.opts.ID && ptr.Deref(l.Spec.HolderIdentity, "") == a.opts.ID && l.Spec.AcquireTime != nil {
+			return l.Spec.AcquireTime.Time
+		}
+	}
+	return time.Time{}
 }
 
 // publish makes the ring of members and fenced the current assignment at

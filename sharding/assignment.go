@@ -40,20 +40,21 @@ func ownershipChanges(before, after *assignment, id string, keys []types.Namespa
 }
 
 // handOverSlack is how long before this replica saw a change of ownership
-// the previous owner may have stopped probing: it stops when it sees the
-// change itself (or, shutting down, right before it deletes its Lease),
-// which other replicas see a watch event later.
+// the previous owner may have stopped probing, when nothing tells better:
+// shutting down, it stops right before it deletes its Lease, which the
+// other replicas see a request and a watch event later.
 const handOverSlack = time.Second
 
 // unprobedSince is, for a checker that replica id gains going from before
 // to after (decided at now), the earliest moment from which its previous
 // owner may have stopped probing it: a turn this replica skipped since then
-// may have been probed by nobody, and is made up at once (see
+// may have been probed by nobody, and may need making up (see
 // scheduler.Scheduler.Gained). lastSeen holds, for every member whose
-// Lease still exists, when this replica last saw it change. Zero means
+// Lease still exists, when this replica last saw it change; acquired is
+// when this replica acquired its own Lease (zero if unknown). Zero means
 // nothing can have been missed: nobody owned the checker before (this
 // replica is starting).
-func unprobedSince(before *assignment, id string, key types.NamespacedName, after *assignment, lastSeen map[string]time.Time, now time.Time) time.Time {
+func unprobedSince(before *assignment, id string, key types.NamespacedName, after *assignment, lastSeen map[string]time.Time, acquired, now time.Time) time.Time {
 	prev := before.ring.Owner(ring.Key(key.Namespace, key.Name))
 	switch {
 	case prev == "":
@@ -62,9 +63,19 @@ func unprobedSince(before *assignment, id string, key types.NamespacedName, afte
 		// This replica itself, fenced since before was published.
 		return before.at
 	case after.ring.Contains(prev):
-		// A member that stays (this replica joined, or the ring moved):
-		// it stops probing when it sees the new ring.
-		return now.Add(-handOverSlack)
+		// A member that stays: this replica joined, or came back. The
+		// member stops probing when it sees this replica's Lease, which
+		// nobody saw before this replica acquired it, nor live again
+		// before this replica fenced itself, if it had. Both moments are
+		// on this replica's clock; a guess only when they are unknown.
+		since := acquired
+		if before.fenced && before.at.After(since) {
+			since = before.at
+		}
+		if since.IsZero() || since.After(now) {
+			return now.Add(-handOverSlack)
+		}
+		return since
 	default:
 		// A member that left. With its Lease still there it expired: the
 		// member may have died any time after its last renewal seen here.

@@ -274,7 +274,9 @@ func TestUnprobedSince(t *testing.T) {
 		// prevOwner owns the key under before (empty: nobody).
 		prevOwner string
 		lastSeen  map[string]time.Time
-		want      time.Time
+		// acquired is when this replica acquired its own Lease.
+		acquired time.Time
+		want     time.Time
 	}{
 		{name: "start-up: nobody owned it", after: []string{self}, want: time.Time{}},
 		{name: "fencing lifted: since this replica fenced itself", before: []string{self, peer}, after: []string{self, peer}, beforeFenced: true, prevOwner: self, want: fencedAt},
@@ -282,8 +284,12 @@ func TestUnprobedSince(t *testing.T) {
 			lastSeen: map[string]time.Time{peer: renewedAt, self: now}, want: renewedAt},
 		{name: "owner stopped and deleted its Lease: the hand-over slack", before: []string{self, peer}, after: []string{self}, prevOwner: peer,
 			lastSeen: map[string]time.Time{self: now}, want: now.Add(-handOverSlack)},
-		{name: "owner stays (this replica joined): the hand-over slack", before: []string{peer, other}, after: []string{self, peer, other}, prevOwner: "",
+		{name: "owner stays (this replica joined), own Lease unknown: the hand-over slack", before: []string{peer, other}, after: []string{self, peer, other}, prevOwner: "",
 			lastSeen: map[string]time.Time{peer: renewedAt, other: renewedAt}, want: now.Add(-handOverSlack)},
+		{name: "owner stays (this replica joined): since this replica acquired its Lease", before: []string{peer, other}, after: []string{self, peer, other}, prevOwner: "",
+			lastSeen: map[string]time.Time{peer: renewedAt, other: renewedAt}, acquired: now.Add(-200 * time.Millisecond), want: now.Add(-200 * time.Millisecond)},
+		{name: "owner stays (this replica came back after fencing): since it fenced itself", before: []string{peer, other}, after: []string{self, peer, other}, beforeFenced: true, prevOwner: "",
+			lastSeen: map[string]time.Time{peer: renewedAt, other: renewedAt}, acquired: now.Add(-time.Hour), want: fencedAt},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -307,7 +313,7 @@ func TestUnprobedSince(t *testing.T) {
 			before := &assignment{ring: ring.New(tt.before, ring.DefaultVirtualNodes), fenced: tt.beforeFenced, at: fencedAt}
 			after := &assignment{ring: ring.New(tt.after, ring.DefaultVirtualNodes), at: now}
 			require.True(t, after.owns(self, key), "the test key is not gained")
-			assert.Equal(t, tt.want, unprobedSince(before, self, key, after, tt.lastSeen, now))
+			assert.Equal(t, tt.want, unprobedSince(before, self, key, after, tt.lastSeen, tt.acquired, now))
 		})
 	}
 }

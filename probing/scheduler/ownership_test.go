@@ -136,8 +136,9 @@ func TestDisownStopsAtOnceAndKeepsTheGrid(t *testing.T) {
 
 // A gained check whose turn was skipped here since the moment given is
 // probed at once (its previous owner may have missed that turn), then on
-// its grid again; one whose skipped turns all came before is probed at its
-// next grid point.
+// its grid again, unless waiting for its next grid point keeps the gap
+// within its interval plus the time the hand-over took; one whose skipped
+// turns all came before is probed at its next grid point.
 func TestGainedMakesUpAMissedTurn(t *testing.T) {
 	tests := []struct {
 		name string
@@ -149,6 +150,9 @@ func TestGainedMakesUpAMissedTurn(t *testing.T) {
 	}{
 		{name: "skipped turn after the owner may have stopped: probed now", since: 5 * time.Second, want: 13 * time.Second},
 		{name: "skipped turn before: next grid point", since: 11 * time.Second, want: 20 * time.Second},
+		// Turn 10 s skipped after 1 s, but if the owner last probed 0 s,
+		// waiting for 20 s leaves 20 s, within 10 s + (13 s - 1 s).
+		{name: "waiting keeps the gap within interval plus the hand-over: next grid point", since: time.Second, want: 20 * time.Second},
 		{name: "nothing known (start-up): next grid point", since: -1, want: 20 * time.Second},
 	}
 	for _, tt := range tests {

@@ -63,3 +63,16 @@ func nextAfterProbe(start time.Time, interval, offset time.Duration) time.Time {
 func nextAfterSkip(now time.Time, interval, offset time.Duration) time.Time {
 	return gridAtOrAfter(now.Add(1), interval, offset)
 }
+
+// makeUpNow tells whether a check gained at now, whose previous owner may
+// have stopped probing at since, must be probed at once rather than at its
+// next grid point. The worst case is that the previous owner probed the
+// last turn before since and none after: waiting then leaves a gap from
+// that turn to the next grid point after now, and probing now one of at
+// most interval + (now − since). It probes now only when waiting could do
+// worse than that.
+func makeUpNow(now, since time.Time, interval, offset time.Duration) bool {
+	lastSure := gridAtOrAfter(since, interval, offset).Add(-interval)
+	next := nextAfterSkip(now, interval, offset)
+	return next.Sub(lastSure) > interval+now.Sub(since)
+}

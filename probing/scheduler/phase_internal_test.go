@@ -62,3 +62,37 @@ func TestHashPhase(t *testing.T) {
 		}
 	}
 }
+
+// makeUpNow probes a gained check at once only when waiting for its next
+// grid point could leave a gap longer than its interval plus the time the
+// hand-over took. Grid: offset 0, interval 10 s; times relative to a grid
+// point.
+func TestMakeUpNow(t *testing.T) {
+	const interval = 10 * time.Second
+	base := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) time.Time { return base.Add(d) }
+	tests := []struct {
+		name       string
+		since, now time.Duration
+		want       bool
+	}{
+		// A Lease deleted on shutdown, seen 0.5 s later (since = now − 1 s):
+		// the turn at 10 s may have been missed, and waiting for 20 s
+		// would leave 20 s since the turn at 0 s, where 11 s is the bound.
+		{name: "graceful hand-over, turn in the window", since: 9500 * time.Millisecond, now: 10500 * time.Millisecond, want: true},
+		// A crash: the last renewal seen at 1 s, the Lease expired at 11.5 s.
+		// Waiting for 20 s leaves at most 20 s since the turn at 0 s,
+		// within 10 s + 10.5 s: the owner most likely probed 10 s.
+		{name: "crash, one turn in the window", since: time.Second, now: 11500 * time.Millisecond, want: false},
+		// Two turns (10 s, 20 s) in a window longer than the interval:
+		// waiting for 30 s would leave 30 s, over 10 s + 12 s.
+		{name: "crash, two turns in the window", since: 9 * time.Second, now: 21 * time.Second, want: true},
+		// The window starts on a grid point: that turn counts as missed.
+		{name: "window starting on a grid point", since: 10 * time.Second, now: 10200 * time.Millisecond, want: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, makeUpNow(at(tt.now), at(tt.since), interval, 0))
+		})
+	}
+}

@@ -325,19 +325,28 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 }
 
 // Gained is called when this replica starts owning key (Options.Owns
-// turned true). A gained check is probed at its next grid point, unless a
-// turn of its grid (not its first probe) was skipped here (not owned) at or
-// after unprobedSince: the
-// previous owner may have stopped probing before that turn (it crashed, or
-// it stopped before its Lease was gone), so nobody may have probed it, and
-// the check is probed now, after the initial jitter, then on its grid
-// again. This keeps the longest gap between two probes of a checker
-// handed over within its interval plus the time the hand-over took, at any
-// size. A zero unprobedSince, an unknown key or a probe in flight: no-op.
+// turned true). The previous owner may have stopped probing at any moment
+// from unprobedSince on (it crashed, or it stopped before its Lease was
+// gone), so a turn of the check's grid skipped here since then may have
+// been probed by nobody. The check is probed now (after the initial
+// jitter, then on its grid again) only when waiting for its next grid
+// point could leave a longer gap than probing now does, that is longer
+// than its interval plus the time the hand-over took (now minus
+// unprobedSince); otherwise it is probed at its next grid point, which
+// spares a probe its previous owner most likely made already and a burst
+// of catch-up probes. Either way the longest gap between two probes of a
+// checker handed over stays within its interval plus the time the
+// hand-over took, at any size. A zero unprobedSince, no turn skipped since
+// then, an unknown key or a probe in flight: no-op.
 func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time) {
 	s.mu.Lock()
 	e := s.checks[key]
 	if e == nil || unprobedSince.IsZero() || e.skipped.IsZero() || e.skipped.Before(unprobedSince) || s.flights[key] != nil {
+		s.mu.Unlock()
+		return
+	}
+	now := s.clock.Now()
+	if !makeUpNow(now, unprobedSince, e.interval, e.offset) {
 		s.mu.Unlock()
 		return
 	}
@@ -347,7 +356,7 @@ func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time) {
 	// goes stale, and the catch-up probe is its only turn.
 	s.lastRev++
 	e.rev = s.lastRev
-	due := s.clock.Now().Add(s.jitterLocked(e.interval))
+	due := now.Add(s.jitterLocked(e.interval))
 	if s.queue.push(due, key, e.rev) {
 		s.wake.signal()
 	}
