@@ -130,6 +130,10 @@ type WebCheckerReconciler struct {
 	// Observer (see Observers). SetupWithManager requires it and runs it;
 	// without it (a reconciler called directly) every threshold acts as 1.
 	Tracker *Tracker
+	// Loaded, when not nil, learns of every checker planned, so that the
+	// replica can wait to join its ring until the checkers that existed
+	// when it started are all scheduled.
+	Loaded *Loaded
 }
 
 // StatusWriteRecorder counts status patches by result (a *metrics.Metrics).
@@ -232,6 +236,7 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, err
 	}
 	r.schedule(key, p)
+	r.Loaded.plannedKey(key)
 	if !p.owned {
 		return ctrl.Result{}, nil
 	}

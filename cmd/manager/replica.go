@@ -145,8 +145,9 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	tracker := controllers.NewTracker(trigger.Notify)
 	r := &replica{metrics: metrics.New()}
 	handOver := &handOver{trigger: trigger}
+	loaded := controllers.NewLoaded()
 	var err error
-	if r.heartbeat, r.assigner, err = setupMembership(mgr, opts, handOver.notify); err != nil {
+	if r.heartbeat, r.assigner, err = setupMembership(mgr, opts, loaded, handOver.notify); err != nil {
 		return nil, err
 	}
 	r.scheduler, err = scheduler.New(scheduler.Options{
@@ -184,6 +185,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		Ownership:         r.assigner,
 		Trigger:           trigger,
 		Tracker:           tracker,
+		Loaded:            loaded,
 		Clock:             opts.clock,
 		Metrics:           r.metrics,
 		NamespaceSelector: opts.scope.NamespaceSelector,
@@ -224,10 +226,17 @@ func (h *handOver) notify(ctx context.Context, c sharding.Change) {
 	h.trigger.Notify(ctx, c.Key)
 }
 
+// joinWaitLimit bounds how long a starting replica waits for its
+// reconciler to schedule every existing checker before it joins the ring
+// anyway (10,000 checkers take a few seconds).
+const joinWaitLimit = time.Minute
+
 // setupMembership wires the replica's Lease heartbeat and the assigner that
 // builds the ring from the Leases; the assigner reports every checker whose
-// ownership changed to notify.
-func setupMembership(mgr ctrl.Manager, opts replicaOptions, notify func(context.Context, sharding.Change)) (*membership.Heartbeat, *sharding.Assigner, error) {
+// ownership changed to notify. The heartbeat first writes the Lease once
+// loaded has seen every checker of the synced cache planned.
+func setupMembership(mgr ctrl.Manager, opts replicaOptions, loaded *controllers.Loaded, notify func(context.Context, sharding.Change)) (*membership.Heartbeat, *sharding.Assigner, error) {
+	keys := checkerKeys(mgr.GetCache())
 	clientset, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating lease client: %w", err)
@@ -242,6 +251,12 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, notify func(context.
 		SafetyMargin:  opts.safetyMargin,
 		Clock:         opts.clock,
 		Logger:        opts.logger.WithName("heartbeat"),
+		BeforeJoin: func(ctx context.Context) error {
+			if !mgr.GetCache().WaitForCacheSync(ctx) {
+				return ctx.Err()
+			}
+			return loaded.Wait(ctx, keys, joinWaitLimit)
+		},
 	})
 	if err != nil {
 		return nil, nil, err
@@ -253,7 +268,7 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, notify func(context.
 		RingName:     opts.ringName,
 		VirtualNodes: opts.virtualNodes,
 		Fencer:       heartbeat,
-		Keys:         checkerKeys(mgr.GetCache()),
+		Keys:         keys,
 		Deleter:      mgr.GetClient(),
 		Notify:       notify,
 		Clock:        opts.clock,
@@ -275,7 +290,8 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, notify func(context.
 func checkerKeys(reader client.Reader) func(ctx context.Context) ([]types.NamespacedName, error) {
 	return func(ctx context.Context) ([]types.NamespacedName, error) {
 		var list webcheckerv1alpha1.WebCheckerList
-		if err := reader.List(ctx, &list); err != nil {
+		// Only the keys are read: no deep copy of every cached object.
+		if err := reader.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("listing WebCheckers: %w", err)
 		}
 		keys := make([]types.NamespacedName, 0, len(list.Items))

@@ -52,6 +52,11 @@ type HeartbeatOptions struct {
 	Clock clock.WithTickerAndDelayedExecution
 	// Logger logs renewals failures and fencing changes.
 	Logger logr.Logger
+	// BeforeJoin, when set, is waited for before the Lease is first
+	// written (the replica stays fenced, and the others do not count it,
+	// until then): a replica joins its ring once it is ready to take its
+	// share. An error is logged and the replica joins anyway.
+	BeforeJoin func(ctx context.Context) error
 }
 
 func (o *HeartbeatOptions) defaults() error {
@@ -142,7 +147,8 @@ func (h *Heartbeat) Fenced() bool {
 // one. It is meant for a single reader (the Assigner).
 func (h *Heartbeat) FencingChanges() <-chan struct{} { return h.fencingChanges }
 
-// Start renews the Lease every RenewInterval until ctx is done, then fences
+// Start waits for BeforeJoin, if set, then renews the Lease every
+// RenewInterval until ctx is done, then fences
 // the replica and releases the Lease (see release) so that the others take
 // over at once.
 //
@@ -150,6 +156,16 @@ func (h *Heartbeat) FencingChanges() <-chan struct{} { return h.fencingChanges }
 // lastRenew + LeaseDuration - SafetyMargin even while a renewal is stuck.
 func (h *Heartbeat) Start(ctx context.Context) error {
 	log := h.opts.Logger.WithValues("lease", h.opts.Namespace+"/"+h.opts.ID)
+	if h.opts.BeforeJoin != nil {
+		start := h.opts.Clock.Now()
+		if err := h.opts.BeforeJoin(ctx); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			log.Error(err, "Not ready to join the ring; joining anyway")
+		}
+		log.Info("Joining the ring", "waited", h.opts.Clock.Since(start))
+	}
 	ticker := h.opts.Clock.NewTicker(h.opts.RenewInterval)
 	defer ticker.Stop()
 	for {

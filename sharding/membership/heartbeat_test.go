@@ -2,6 +2,7 @@ package membership_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -336,4 +337,64 @@ func TestHeartbeatOptionsAreValidated(t *testing.T) {
 	}
 	_, err = membership.NewHeartbeat(base)
 	assert.NoError(t, err)
+}
+
+// TestHeartbeatJoinsOnceReady: with BeforeJoin, no Lease exists (and the
+// replica stays fenced) until it returns; an error is logged, not fatal.
+func TestHeartbeatJoinsOnceReady(t *testing.T) {
+	for name, result := range map[string]error{"ready": nil, "not ready, joins anyway": errors.New("3 checkers not scheduled")} {
+		t.Run(name, func(t *testing.T) {
+			id := "joiner-" + map[bool]string{true: "ready", false: "late"}[result == nil]
+			ready := make(chan struct{})
+			hb, err := membership.NewHeartbeat(membership.HeartbeatOptions{
+				Client: leasesClient(t, cp.Config), Namespace: namespace, ID: id, RingName: ringName,
+				Clock:  clocktesting.NewFakeClock(t0),
+				Logger: testr.New(t),
+				BeforeJoin: func(ctx context.Context) error {
+					select {
+					case <-ready:
+						return result
+					case <-ctx.Done():
+						return ctx.Err()
+					}
+				},
+			})
+			require.NoError(t, err)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- hb.Start(ctx) }()
+			t.Cleanup(func() { cancel(); <-done })
+
+			assert.Never(t, func() bool { _, err := getLease(t, id); return err == nil }, 500*time.Millisecond, 20*time.Millisecond, "Lease written before the replica was ready")
+			assert.True(t, hb.Fenced())
+			close(ready)
+			renewedAt(t, id, t0)
+			awaitFencingChange(t, hb, false, 5*time.Second)
+		})
+	}
+}
+
+// TestHeartbeatStopsWhileWaitingToJoin: shutting down while BeforeJoin
+// waits writes no Lease and returns.
+func TestHeartbeatStopsWhileWaitingToJoin(t *testing.T) {
+	hb, err := membership.NewHeartbeat(membership.HeartbeatOptions{
+		Client: leasesClient(t, cp.Config), Namespace: namespace, ID: "never-joins", RingName: ringName,
+		Clock:      clocktesting.NewFakeClock(t0),
+		Logger:     testr.New(t),
+		BeforeJoin: func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() },
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- hb.Start(ctx) }()
+	cancel()
+	select {
+	case err := <-done:
+		assert.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("heartbeat did not stop while waiting to join")
+	}
+	_, err = getLease(t, "never-joins")
+	assert.True(t, apierrors.IsNotFound(err), "lease written: %v", err)
+	assert.True(t, hb.Fenced())
 }

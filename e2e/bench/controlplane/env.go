@@ -44,6 +44,15 @@ type env struct {
 	managers map[string]*framework.Manager
 	// healthy tells, per checker index, whether its target answers 200.
 	healthy []bool
+	// marks are the moments that start the periods double probes are
+	// counted by (see doubleProbes), in order.
+	marks []mark
+}
+
+// mark names the period of the run that starts at.
+type mark struct {
+	name string
+	at   time.Time
 }
 
 // startEnv starts everything but the checkers. On error everything it

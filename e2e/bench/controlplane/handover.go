@@ -27,6 +27,7 @@ func (e *env) handOver(ctx context.Context) ([]report.Row, error) {
 	if err != nil {
 		return nil, err
 	}
+	e.marks = append(e.marks, mark{"after the restart", time.Now()})
 	if err := e.startReplicas(ctx, termed); err != nil {
 		return nil, fmt.Errorf("restarting %s: %w", termed, err)
 	}
@@ -52,6 +53,7 @@ func (e *env) handOver(ctx context.Context) ([]report.Row, error) {
 // checkers it had.
 func (e *env) stopAndObserve(ctx context.Context, id, how string, promise time.Duration, stop func(*framework.Manager) error) ([]report.Row, error) {
 	at := time.Now()
+	e.marks = append(e.marks, mark{"after " + how, at})
 	owned := e.ownedBy(id, at)
 	if err := stop(e.managers[id]); err != nil {
 		return nil, err
@@ -136,21 +138,76 @@ func (e *env) longestGap(checkers []int, at, end time.Time, promise time.Duratio
 	return g
 }
 
-// doubleProbes counts the pairs of consecutive probes of one checker less
-// than half an interval apart, over the whole run.
-func (e *env) doubleProbes() (pairs, checkers int) {
+// doubles counts pairs of consecutive probes of one checker less than half
+// an interval apart.
+type doubles struct {
+	pairs, checkers int
+	// byPeriod counts the pairs by the period the second probe fell in
+	// (see env.marks), and, within it, whether one replica made both.
+	byPeriod map[string]*doublesIn
+}
+
+type doublesIn struct{ sameReplica, twoReplicas int }
+
+// doubleProbes counts the double probes over the whole run.
+func (e *env) doubleProbes() doubles {
+	d := doubles{byPeriod: map[string]*doublesIn{}}
 	for i := range e.size {
 		ps := e.targets.probesOf(i)
 		n := 0
 		for k := 1; k < len(ps); k++ {
-			if ps[k].at.Sub(ps[k-1].at) < e.opts.interval/2 {
-				n++
+			if ps[k].at.Sub(ps[k-1].at) >= e.opts.interval/2 {
+				continue
+			}
+			n++
+			in := d.byPeriod[e.periodOf(ps[k].at)]
+			if in == nil {
+				in = &doublesIn{}
+				d.byPeriod[e.periodOf(ps[k].at)] = in
+			}
+			if ps[k].shard == ps[k-1].shard {
+				in.sameReplica++
+			} else {
+				in.twoReplicas++
 			}
 		}
-		pairs += n
+		d.pairs += n
 		if n > 0 {
-			checkers++
+			d.checkers++
 		}
 	}
-	return pairs, checkers
+	return d
+}
+
+// periodOf names the period of the run t falls in.
+func (e *env) periodOf(t time.Time) string {
+	name := "before any hand-over"
+	for _, m := range e.marks {
+		if !t.Before(m.at) {
+			name = m.name
+		}
+	}
+	return name
+}
+
+// rows reports d, the periods in the order of the run.
+func (d doubles) rows(marks []mark) []report.Row {
+	rows := []report.Row{
+		{Name: "double probes (< interval/2 apart), whole run", Value: float64(d.pairs), Unit: "pairs"},
+		{Name: "checkers probed twice that close", Value: float64(d.checkers), Unit: "checkers"},
+	}
+	periods := []string{"before any hand-over"}
+	for _, m := range marks {
+		periods = append(periods, m.name)
+	}
+	for _, p := range periods {
+		in := d.byPeriod[p]
+		if in == nil {
+			in = &doublesIn{}
+		}
+		rows = append(rows,
+			report.Row{Name: "double probes " + p + ", one replica", Value: float64(in.sameReplica), Unit: "pairs"},
+			report.Row{Name: "double probes " + p + ", two replicas", Value: float64(in.twoReplicas), Unit: "pairs"})
+	}
+	return rows
 }

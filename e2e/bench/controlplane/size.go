@@ -62,13 +62,10 @@ func runSize(ctx context.Context, o *options, size int, handOver bool, rep *repo
 		}
 		rep.Add(title("hand-over"), rows...)
 	}
-	pairs, checkers := e.doubleProbes()
-	rep.Add(title("correctness and run"),
-		report.Row{Name: "double probes (< interval/2 apart), whole run", Value: float64(pairs), Unit: "pairs"},
-		report.Row{Name: "checkers probed twice that close", Value: float64(checkers), Unit: "checkers"},
+	rep.Add(title("correctness and run"), append(e.doubleProbes().rows(e.marks),
 		report.Row{Name: "requests for no checker's path", Value: float64(e.targets.strayCount()), Unit: "requests", Goal: "0", Met: report.Met(e.targets.strayCount() == 0)},
 		report.Row{Name: "watch interruptions", Value: float64(len(e.rec.Errors())), Unit: "errors"},
-		report.Row{Name: "bench time for this size", Value: time.Since(started).Seconds(), Unit: "s"})
+		report.Row{Name: "bench time for this size", Value: time.Since(started).Seconds(), Unit: "s"})...)
 	step(fmt.Sprintf("done in %s", time.Since(started).Round(time.Second)))
 	return nil
 }
