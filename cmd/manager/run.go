@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/networkio/webchecker/controllers/metrics/scrapeauth"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
-	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/networkio/webchecker/controllers/metrics"
@@ -86,6 +86,6 @@ func (o options) metricsServerOptions() metricsserver.Options {
 	return metricsserver.Options{
 		BindAddress:    o.metricsAddr,
 		SecureServing:  true,
-		FilterProvider: filters.WithAuthenticationAndAuthorization,
+		FilterProvider: scrapeauth.FilterProvider,
 	}
 }
