@@ -7,12 +7,25 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/debug"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
+// defaultGCPercent is the garbage collector's target unless GOGC is set:
+// the heap may grow by half its live size before a collection, not by all
+// of it (Go's default, 100). The live heap is mostly the informer cache
+// and the schedule, which last; the garbage is per probe and short-lived,
+// so collecting more often costs about a percent of CPU at 10,000
+// checkers and saves a quarter of the resident memory (see the README,
+// Performance). Prometheus sets 75 for the same reason.
+const defaultGCPercent = 50
+
 func main() {
+	if _, set := os.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(defaultGCPercent)
+	}
 	opts := defaultOptions()
 	fs := flag.CommandLine // controller-runtime registers --kubeconfig here
 	opts.bindFlags(fs)
