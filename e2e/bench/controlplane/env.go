@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -44,6 +46,9 @@ type env struct {
 	managers map[string]*framework.Manager
 	// healthy tells, per checker index, whether its target answers 200.
 	healthy []bool
+	mu      sync.Mutex
+	// logs are the managers' log files, closed with the environment.
+	logs []*os.File
 	// marks are the moments that start the periods double probes are
 	// counted by (see doubleProbes), in order.
 	marks []mark
@@ -125,12 +130,20 @@ func (e *env) startReplicas(ctx context.Context, ids ...string) error {
 	)
 	for _, id := range ids {
 		wg.Go(func() {
+			output, err := e.logFile(id)
+			if err != nil {
+				mu.Lock()
+				defer mu.Unlock()
+				errs = append(errs, err)
+				return
+			}
 			m, err := framework.StartManager(ctx, framework.ManagerOptions{
 				Binary:     e.opts.manager,
 				Kubeconfig: e.cp.KubeconfigPath,
 				ShardID:    id,
 				DNSServer:  e.dns.Addr(),
 				Args:       e.managerArgs(),
+				Output:     output,
 			})
 			mu.Lock()
 			defer mu.Unlock()
@@ -143,6 +156,25 @@ func (e *env) startReplicas(ctx context.Context, ids ...string) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// logFile opens the file replica id's output is appended to, or returns
+// nil without --logs. It is closed with the environment.
+func (e *env) logFile(id string) (io.Writer, error) {
+	if e.opts.logs == "" {
+		return nil, nil
+	}
+	if err := os.MkdirAll(e.opts.logs, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the logs directory: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(e.opts.logs, fmt.Sprintf("%d-%s.log", e.size, id)), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("opening the log of %s: %w", id, err)
+	}
+	e.mu.Lock()
+	e.logs = append(e.logs, f)
+	e.mu.Unlock()
+	return f, nil
 }
 
 // managerArgs are the flags of every replica: only flags that older
@@ -171,6 +203,9 @@ func (e *env) close(failed bool) error {
 		if !m.Exited() {
 			errs = append(errs, m.Kill())
 		}
+	}
+	for _, f := range e.logs {
+		errs = append(errs, f.Close())
 	}
 	if e.rec != nil {
 		e.rec.Stop()

@@ -19,6 +19,9 @@ type options struct {
 	sizes []int
 	// steady is the window over which the steady state is measured.
 	steady time.Duration
+	// logs, when set, is a directory each manager's output is appended to
+	// (<size>-<replica id>.log).
+	logs string
 	// manager is the manager binary, managerArgs further flags for it.
 	manager     string
 	managerArgs []string
@@ -87,6 +90,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.steady, "steady", o.steady, "Length of the steady window (status writes, API requests, CPU and memory).")
 	fs.StringVar(&o.manager, "manager", "", "Manager binary (default: bin/manager under the repository root).")
 	managerArgs := fs.String("manager-args", "", "Further manager flags, separated by spaces.")
+	fs.StringVar(&o.logs, "logs", "", "Directory the managers' logs are appended to, one file per size and replica (default: kept in memory only).")
 	fs.StringVar(&o.out, "out", "", "Directory the JSON report (controlplane.json) is written to (default: bin/bench under the repository root).")
 	fs.DurationVar(&o.convergeWithin, "converge-within", o.convergeWithin, "How long to wait, after the last create and after the flip, for the Ready conditions before giving up (a slow build may need more).")
 	fs.BoolVar(&o.smoke, "smoke", false, "Tiny run: 30 checkers, 2 s interval, 5 s leases, 3 s steady window, every phase.")
