@@ -41,6 +41,11 @@ const (
 	EventReasonCertificateRenewed = "CertificateRenewed"
 )
 
+// EventReasonInvalidSLOObjective (Warning), recorded by the checker's
+// owner when it reconciles it: its webcheckerv1alpha1.SLOObjectiveLabel is
+// not a number between 0 and 1 exclusive, so its alerts use the default.
+const EventReasonInvalidSLOObjective = "InvalidSLOObjective"
+
 // readyCondition turns an outcome into the Ready condition. A server that
 // answers as expected is Ready even when its certificate expires soon: that
 // is the CertificateValid condition's business.

@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
@@ -9,7 +10,12 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers"
 )
 
 // checkerSeries returns the value of every series of the metric name about
@@ -78,4 +84,34 @@ func TestMetricsFollowTheChecker(t *testing.T) {
 	for _, name := range []string{"webchecker_probe_duration_seconds", "webchecker_probe_http_status_code", "webchecker_probe_last_run_timestamp_seconds", "webchecker_probes_total"} {
 		assert.Empty(t, checkerSeries(t, name, key), name)
 	}
+}
+
+// TestSLOObjectiveFollowsTheLabel: a checker's test.network.io/slo-objective
+// label becomes webchecker_slo_objective as soon as it is set or changed;
+// a value that is not an objective removes the series and is reported in
+// a Warning Event.
+func TestSLOObjectiveFollowsTheLabel(t *testing.T) {
+	t.Parallel()
+	_, wc, key := startChecker(t, "objective", "/")
+	assert.Empty(t, checkerSeries(t, "webchecker_slo_objective", key), "no label, no series")
+
+	setLabel := func(value string) {
+		t.Helper()
+		patch := client.RawPatch(types.MergePatchType, []byte(fmt.Sprintf(`{"metadata":{"labels":{%q:%q}}}`, webcheckerv1alpha1.SLOObjectiveLabel, value)))
+		require.NoError(t, k8sClient.Patch(context.Background(), &webcheckerv1alpha1.WebChecker{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}, patch))
+	}
+	objective := func() map[string]float64 { return checkerSeries(t, "webchecker_slo_objective", key) }
+
+	setLabel("0.999")
+	require.Eventually(t, func() bool { return assert.ObjectsAreEqual(map[string]float64{"": 0.999}, objective()) }, 3*time.Second, poll, "objective: %v", objective())
+	setLabel("0.95")
+	require.Eventually(t, func() bool { return assert.ObjectsAreEqual(map[string]float64{"": 0.95}, objective()) }, 3*time.Second, poll, "objective: %v", objective())
+
+	setLabel("99.9")
+	require.Eventually(t, func() bool { return len(objective()) == 0 }, 3*time.Second, poll, "an invalid objective is still exported: %v", objective())
+	require.Eventually(t, func() bool {
+		return len(eventNotes(t, wc.Namespace, wc.Name, controllers.EventReasonInvalidSLOObjective)) > 0
+	}, 5*time.Second, poll)
+	assert.Contains(t, eventNotes(t, wc.Namespace, wc.Name, controllers.EventReasonInvalidSLOObjective)[0],
+		`label test.network.io/slo-objective="99.9": the objective must be a number between 0 and 1 exclusive, such as 0.999; its alerts use the default objective`)
 }

@@ -42,6 +42,7 @@ func (o *switchOwner) Owns(key types.NamespacedName) bool {
 }
 func (o *switchOwner) Members() []string  { return []string{o.shard} }
 func (o *switchOwner) Rebalances() uint64 { return 0 }
+func (o *switchOwner) Fenced() bool       { return false }
 
 // heldOutcomes is a Scheduler whose latest outcomes the test sets; like the
 // real one, it keeps an outcome while the check is upserted unchanged.

@@ -191,7 +191,13 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 	if err := mgr.Add(sched); err != nil {
 		return err
 	}
-	if err := m.Register(c.registerer, sched, c.ownership, nil); err != nil {
+	// As a replica has them without --metric-labels-allowlist: the SLO
+	// objective only.
+	labels, err := metrics.NewCheckerLabels(nil)
+	if err != nil {
+		return err
+	}
+	if err := m.Register(c.registerer, sched, c.ownership, labels); err != nil {
 		return err
 	}
 	r := &controllers.WebCheckerReconciler{
@@ -200,6 +206,7 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 		Trigger:           trigger,
 		Tracker:           tracker,
 		Metrics:           m,
+		MetricLabels:      labels,
 		NamespaceSelector: c.scope.NamespaceSelector,
 		SecretSelector:    c.scope.SecretSelector,
 	}
@@ -220,6 +227,7 @@ func (suiteOwner) Owns(key types.NamespacedName) bool {
 }
 func (o suiteOwner) Members() []string { return []string{string(o)} }
 func (suiteOwner) Rebalances() uint64  { return 0 }
+func (suiteOwner) Fenced() bool        { return false }
 
 // elsewherePrefix starts the names of the namespaces whose checkers the
 // suite's replica does not own.

@@ -242,6 +242,9 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		// write: look again once it has caught up.
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
 	}
+	if _, _, err := webcheckerv1alpha1.SLOObjective(wc.Labels); err != nil {
+		r.event(wc, corev1.EventTypeWarning, EventReasonInvalidSLOObjective, "%v; its alerts use the default objective", err)
+	}
 	if p.suspended {
 		if err := r.writeSuspended(ctx, wc); err != nil {
 			return r.handleWriteError(ctx, err)

@@ -147,6 +147,9 @@ func (a *Assigner) Owns(key types.NamespacedName) bool {
 	return !a.opts.Fencer.Fenced() && a.current.Load().owns(a.opts.ID, key)
 }
 
+// Fenced reports whether this replica is fenced now (see Fencer).
+func (a *Assigner) Fenced() bool { return a.opts.Fencer.Fenced() }
+
 // Members returns the live members of the current ring.
 func (a *Assigner) Members() []string { return a.current.Load().ring.Members() }
 

@@ -194,10 +194,9 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	if opts.secretAccess {
 		reconciler.Secrets = mgr.GetClient()
 	}
-	if len(opts.metricLabels.LabelNames()) > 0 {
-		// Only then do label changes need a reconcile.
-		reconciler.MetricLabels = opts.metricLabels
-	}
+	// The metrics take the allowlisted labels and the SLO objective from
+	// the checkers' labels: label changes are reconciled too.
+	reconciler.MetricLabels = opts.metricLabels
 	if err := reconciler.SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up webchecker controller: %w", err)
 	}

@@ -14,7 +14,7 @@ var checkerLabels = []string{"namespace", "name"}
 // labels are checkerLabels, then the allowlisted WebChecker labels, then
 // their own.
 type checkerDescs struct {
-	probeSuccess, probeDuration, probeStatusCode, probeLastRun, probesTotal, sslEarliestCertExpiry *prometheus.Desc
+	probeSuccess, probeDuration, probeStatusCode, probeLastRun, probesTotal, sslEarliestCertExpiry, sloObjective *prometheus.Desc
 }
 
 func newCheckerDescs(extra []string) checkerDescs {
@@ -33,6 +33,8 @@ func newCheckerDescs(extra []string) checkerDescs {
 			"Unix time at which the latest probe of the checker finished."),
 		probesTotal: desc("probes_total",
 			"Probes of the checker by this replica since it took the checker over, by result (success or failure).", "result"),
+		sloObjective: desc("slo_objective",
+			"Availability objective of the checker (the share of its probes that must succeed over 30 days), from its test.network.io/slo-objective label; absent without one, when the chart's rules use their default."),
 		sslEarliestCertExpiry: desc("probe_ssl_earliest_cert_expiry",
 			"Earliest expiry (NotAfter, Unix time) of the certificates the checker's server presented in the latest probe; absent for plain HTTP and when no TLS response was received."),
 	}
@@ -59,7 +61,7 @@ func newCheckerCollector(checks CheckSource, shard ShardSource, labels *CheckerL
 // Describe implements prometheus.Collector.
 func (c *checkerCollector) Describe(ch chan<- *prometheus.Desc) {
 	d := c.descs
-	for _, d := range []*prometheus.Desc{d.probeSuccess, d.probeDuration, d.probeStatusCode, d.probeLastRun, d.probesTotal, d.sslEarliestCertExpiry, ownedCheckersDesc} {
+	for _, d := range []*prometheus.Desc{d.probeSuccess, d.probeDuration, d.probeStatusCode, d.probeLastRun, d.probesTotal, d.sslEarliestCertExpiry, d.sloObjective, ownedCheckersDesc} {
 		ch <- d
 	}
 }
@@ -75,10 +77,13 @@ func (c *checkerCollector) Collect(ch chan<- prometheus.Metric) {
 			continue
 		}
 		owned++
+		labels := append([]string{st.Key.Namespace, st.Key.Name}, c.labels.valuesOf(st.Key)...)
+		if objective, ok := c.labels.objectiveOf(st.Key); ok {
+			ch <- prometheus.MustNewConstMetric(d.sloObjective, prometheus.GaugeValue, objective, labels...)
+		}
 		if !st.HasOutcome {
 			continue // not probed yet: no value to report
 		}
-		labels := append([]string{st.Key.Namespace, st.Key.Name}, c.labels.valuesOf(st.Key)...)
 		res := st.Outcome.Result
 		success := 0.0
 		if res.Success {

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
@@ -196,6 +197,59 @@ func TestBuildInfo(t *testing.T) {
 webchecker_build_info{goversion="` + b.GoVersion + `",revision="` + b.Revision + `",version="` + b.Version + `"} 1
 `
 			assert.NoError(t, testutil.CollectAndCompare(b.Collector(), strings.NewReader(want)))
+		})
+	}
+}
+
+// TestCheckerObjective: webchecker_slo_objective follows a checker's
+// SLOObjectiveLabel, with or without an allowlist, and is absent without a
+// valid one.
+func TestCheckerObjective(t *testing.T) {
+	key := types.NamespacedName{Namespace: "shop", Name: "payments"}
+	label := func(v string) map[string]string {
+		return map[string]string{webcheckerv1alpha1.SLOObjectiveLabel: v, "team": "payments"}
+	}
+	for name, allowlist := range map[string][]string{"no allowlist": nil, "team allowlisted": {"team"}} {
+		t.Run(name, func(t *testing.T) {
+			labels, err := metrics.NewCheckerLabels(allowlist)
+			require.NoError(t, err)
+			src := &fakeSources{
+				// Not probed yet: the objective is exported all the same.
+				states: []scheduler.CheckState{{Key: key}},
+				owned:  map[types.NamespacedName]bool{key: true},
+			}
+			reg := prometheus.NewPedanticRegistry()
+			require.NoError(t, metrics.New().Register(reg, src, src, labels))
+			series := func(value string) string {
+				if value == "" {
+					return ""
+				}
+				team := ""
+				if allowlist != nil {
+					team = `label_team="payments",`
+				}
+				return `# HELP webchecker_slo_objective Availability objective of the checker (the share of its probes that must succeed over 30 days), from its test.network.io/slo-objective label; absent without one, when the chart's rules use their default.
+# TYPE webchecker_slo_objective gauge
+webchecker_slo_objective{` + team + `name="payments",namespace="shop"} ` + value + "\n"
+			}
+			steps := []struct {
+				name   string
+				labels map[string]string
+				want   string
+			}{
+				{name: "three nines", labels: label("0.999"), want: "0.999"},
+				{name: "changed", labels: label("0.95"), want: "0.95"},
+				{name: "not valid: absent", labels: label("99.9")},
+				{name: "back", labels: label("0.99"), want: "0.99"},
+				{name: "label removed", labels: map[string]string{"team": "payments"}},
+			}
+			for _, step := range steps {
+				labels.Set(key, step.labels)
+				assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(series(step.want)), "webchecker_slo_objective"), step.name)
+			}
+			labels.Set(key, label("0.999"))
+			labels.Delete(key)
+			assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(""), "webchecker_slo_objective"), "deleted")
 		})
 	}
 }

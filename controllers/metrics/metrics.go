@@ -146,6 +146,9 @@ type ShardSource interface {
 	Members() []string
 	// Rebalances counts the ring's membership changes.
 	Rebalances() uint64
+	// Fenced reports whether this replica has fenced itself (it could not
+	// renew its Lease in time): it probes and writes nothing until it can.
+	Fenced() bool
 }
 
 // Register registers m, and the metrics read at scrape time from checks
@@ -172,6 +175,11 @@ func (m *Metrics) Register(reg prometheus.Registerer, checks CheckSource, shard 
 			Name:      "shard_rebalances_total",
 			Help:      "Changes of the ring's membership seen by this replica; each one moves checkers between replicas.",
 		}, func() float64 { return float64(shard.Rebalances()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: Namespace,
+			Name:      "shard_fenced",
+			Help:      "1 while this replica is fenced: it could not renew its Lease in time (or has not joined the ring yet), and probes and writes nothing until it does; 0 otherwise.",
+		}, func() float64 { return boolValue(shard.Fenced()) }),
 		newCheckerCollector(checks, shard, labels),
 	}
 	for _, c := range collectors {
@@ -180,4 +188,12 @@ func (m *Metrics) Register(reg prometheus.Registerer, checks CheckSource, shard 
 		}
 	}
 	return nil
+}
+
+// boolValue is 1 for true and 0 for false.
+func boolValue(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }

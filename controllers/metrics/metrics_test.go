@@ -27,6 +27,7 @@ type fakeSources struct {
 	owned      map[types.NamespacedName]bool
 	members    []string
 	rebalances uint64
+	fenced     bool
 }
 
 func (f *fakeSources) Snapshot() []scheduler.CheckState {
@@ -57,6 +58,12 @@ func (f *fakeSources) Rebalances() uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.rebalances
+}
+
+func (f *fakeSources) Fenced() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fenced
 }
 
 func (f *fakeSources) set(change func(f *fakeSources)) {
@@ -144,6 +151,9 @@ webchecker_shard_members 3
 # HELP webchecker_shard_rebalances_total Changes of the ring's membership seen by this replica; each one moves checkers between replicas.
 # TYPE webchecker_shard_rebalances_total counter
 webchecker_shard_rebalances_total 4
+# HELP webchecker_shard_fenced 1 while this replica is fenced: it could not renew its Lease in time (or has not joined the ring yet), and probes and writes nothing until it does; 0 otherwise.
+# TYPE webchecker_shard_fenced gauge
+webchecker_shard_fenced 0
 # HELP webchecker_scheduler_inflight Probes running now.
 # TYPE webchecker_scheduler_inflight gauge
 webchecker_scheduler_inflight 2
@@ -151,7 +161,14 @@ webchecker_scheduler_inflight 2
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want),
 		"webchecker_probe_duration_seconds", "webchecker_probe_http_status_code", "webchecker_probe_last_run_timestamp_seconds",
 		"webchecker_probe_success", "webchecker_probes_total", "webchecker_probe_ssl_earliest_cert_expiry", "webchecker_shard_owned_checkers",
-		"webchecker_shard_members", "webchecker_shard_rebalances_total", "webchecker_scheduler_inflight"))
+		"webchecker_shard_members", "webchecker_shard_rebalances_total", "webchecker_shard_fenced", "webchecker_scheduler_inflight"))
+
+	src.set(func(f *fakeSources) { f.fenced = true })
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP webchecker_shard_fenced 1 while this replica is fenced: it could not renew its Lease in time (or has not joined the ring yet), and probes and writes nothing until it does; 0 otherwise.
+# TYPE webchecker_shard_fenced gauge
+webchecker_shard_fenced 1
+`), "webchecker_shard_fenced"), "a fenced replica says so")
 
 	// The series of a checker follow its ownership and its presence in the
 	// scheduler at every scrape: nothing lingers.

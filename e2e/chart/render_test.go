@@ -241,7 +241,7 @@ func TestChartValues(t *testing.T) {
 				assert.Equal(t, "15m", cert["for"])
 				assert.Equal(t, map[string]any{"severity": "info"}, cert["labels"])
 				for _, alert := range []string{"WebCheckerDown", "WebCheckerCertificateExpiring", "WebCheckerErrorBudgetBurning", "WebCheckerErrorBudgetBurningSlowly",
-					"WebCheckerSchedulerFallingBehind", "WebCheckerStatusWritesFailing", "WebCheckerRingMembersMissing"} {
+					"WebCheckerSchedulerFallingBehind", "WebCheckerStatusWritesFailing", "WebCheckerRingMembersMissing", "WebCheckerReplicaFenced"} {
 					assert.NotEmpty(t, ruleAnnotation(spec, alert, "runbook"), "%s has a runbook", alert)
 				}
 			},

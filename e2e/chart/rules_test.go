@@ -200,6 +200,12 @@ tests:
         values: '2x40'
       - series: 'webchecker_shard_members{job="other",instance="e"}'
         values: '2x40'
+      # Fencing: a is fenced for a minute only (a renewal hiccup); b from
+      # 3m on.
+      - series: 'webchecker_shard_fenced{job="webchecker",instance="a"}'
+        values: '0 1 0x38'
+      - series: 'webchecker_shard_fenced{job="webchecker",instance="b"}'
+        values: '0x2 1x38'
     # Pending, not firing, just before the for has passed.
     promql_expr_test:
       - expr: ALERTS{alertname="WebCheckerSchedulerFallingBehind"}
@@ -254,6 +260,18 @@ tests:
               summary: A webchecker replica sees fewer ring members than replicas run
               description: "A replica of job webchecker sees 2 members on the ring, fewer than the replicas scraped, for 5m: the checkers of the missing replica are probed by another one or by none."
               runbook: RUNBOOK(WebCheckerRingMembersMissing)
+      # Fenced from 3m: pending until 5m; a's minute never fires.
+      - eval_time: 4m
+        alertname: WebCheckerReplicaFenced
+        exp_alerts: []
+      - eval_time: 6m
+        alertname: WebCheckerReplicaFenced
+        exp_alerts:
+          - exp_labels: {severity: warning, job: webchecker, instance: b}
+            exp_annotations:
+              summary: Replica b is fenced and probes nothing
+              description: "Replica b has been fenced for 2m: it could not renew its Lease in time, so it probes and writes nothing, and the other replicas have taken its checkers over."
+              runbook: RUNBOOK(WebCheckerReplicaFenced)
 `
 	promtoolRuleTest(t, unitTest)
 }
