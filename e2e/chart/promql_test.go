@@ -125,6 +125,10 @@ func TestChartPromQLAgainstPrometheus(t *testing.T) {
 		if target == secure {
 			wc.Spec.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true}
 		}
+		if name == "healthy-1" {
+			// Its own objective: webchecker_slo_objective exists.
+			wc.Labels = map[string]string{webcheckerv1alpha1.SLOObjectiveLabel: "0.999"}
+		}
 		require.NoError(t, c.Create(ctx, wc))
 	}
 
@@ -134,6 +138,7 @@ func TestChartPromQLAgainstPrometheus(t *testing.T) {
 	ready := map[string]float64{
 		`count(webchecker_probe_success{namespace="` + promqlNamespace + `"})`:                         float64(len(checkers)),
 		`count(webchecker_probe_ssl_earliest_cert_expiry{namespace="` + promqlNamespace + `"})`:        1,
+		`count(webchecker_slo_objective{namespace="` + promqlNamespace + `"})`:                         1,
 		`count(webchecker:probe_availability:ratio_rate30d{namespace="` + promqlNamespace + `"} >= 0)`: float64(len(checkers)),
 		`count(up == 1)`: 3,
 		`min(count_over_time(webchecker_probe_success{namespace="` + promqlNamespace + `"}[30s])) >= bool 20`: 1,

@@ -68,6 +68,9 @@ var availabilityCases = func() string {
 // full outage from 30m pages after 2m and, an hour later, opens a ticket; one
 // that fails 1% of its probes (2x the budget) opens a ticket after an hour
 // and never pages; one that fails 0.1% (a fifth of the budget) alerts on
+// nothing. Checkers with their own objective (webchecker_slo_objective,
+// from their label) are judged against it: failing 0.1% against 99.95%
+// (2x its budget) opens a ticket, failing 1% against 98% (half of it)
 // nothing.
 func TestChartErrorBudgetAlerts(t *testing.T) {
 	const unitTest = `
@@ -88,6 +91,18 @@ tests:
         values: '0+999x120'
       - series: 'webchecker_probes_total{namespace="shop",name="healthy",result="failure"}'
         values: '0+1x120'
+      - series: 'webchecker_probes_total{namespace="shop",name="strict",result="success"}'
+        values: '0+999x120'
+      - series: 'webchecker_probes_total{namespace="shop",name="strict",result="failure"}'
+        values: '0+1x120'
+      - series: 'webchecker_slo_objective{namespace="shop",name="strict",job="webchecker",instance="a"}'
+        values: '0.9995x120'
+      - series: 'webchecker_probes_total{namespace="shop",name="relaxed",result="success"}'
+        values: '0+99x120'
+      - series: 'webchecker_probes_total{namespace="shop",name="relaxed",result="failure"}'
+        values: '0+1x120'
+      - series: 'webchecker_slo_objective{namespace="shop",name="relaxed",job="webchecker",instance="a"}'
+        values: '0.98x120'
     # Pending, not firing, just before the for has passed.
     promql_expr_test:
       - expr: ALERTS{alertname="WebCheckerErrorBudgetBurning"}
@@ -102,6 +117,21 @@ tests:
             value: 1
           - labels: 'ALERTS{alertname="WebCheckerErrorBudgetBurningSlowly",alertstate="pending",severity="warning",namespace="shop",name="outage"}'
             value: 1
+          - labels: 'ALERTS{alertname="WebCheckerErrorBudgetBurningSlowly",alertstate="pending",severity="warning",namespace="shop",name="strict"}'
+            value: 1
+      - expr: webchecker:slo_objective
+        eval_time: 10m
+        exp_samples:
+          - labels: 'webchecker:slo_objective{namespace="shop",name="outage"}'
+            value: 0.995
+          - labels: 'webchecker:slo_objective{namespace="shop",name="degraded"}'
+            value: 0.995
+          - labels: 'webchecker:slo_objective{namespace="shop",name="healthy"}'
+            value: 0.995
+          - labels: 'webchecker:slo_objective{namespace="shop",name="strict"}'
+            value: 0.9995
+          - labels: 'webchecker:slo_objective{namespace="shop",name="relaxed"}'
+            value: 0.98
     alert_rule_test:
       - eval_time: 29m
         alertname: WebCheckerErrorBudgetBurning
@@ -138,6 +168,11 @@ tests:
               summary: WebChecker shop/degraded is using up its error budget
               description: "More probes of WebChecker shop/degraded failed over 3 days (and still over the last 6 hours) than its 0.995 objective allows over 30 days."
               runbook: RUNBOOK(WebCheckerErrorBudgetBurningSlowly)
+          - exp_labels: {severity: warning, namespace: shop, name: strict}
+            exp_annotations:
+              summary: WebChecker shop/strict is using up its error budget
+              description: "More probes of WebChecker shop/strict failed over 3 days (and still over the last 6 hours) than its 0.9995 objective allows over 30 days."
+              runbook: RUNBOOK(WebCheckerErrorBudgetBurningSlowly)
       - eval_time: 120m
         alertname: WebCheckerErrorBudgetBurningSlowly
         exp_alerts:
@@ -150,6 +185,11 @@ tests:
             exp_annotations:
               summary: WebChecker shop/outage is using up its error budget
               description: "More probes of WebChecker shop/outage failed over 3 days (and still over the last 6 hours) than its 0.995 objective allows over 30 days."
+              runbook: RUNBOOK(WebCheckerErrorBudgetBurningSlowly)
+          - exp_labels: {severity: warning, namespace: shop, name: strict}
+            exp_annotations:
+              summary: WebChecker shop/strict is using up its error budget
+              description: "More probes of WebChecker shop/strict failed over 3 days (and still over the last 6 hours) than its 0.9995 objective allows over 30 days."
               runbook: RUNBOOK(WebCheckerErrorBudgetBurningSlowly)
 `
 	promtoolRuleTest(t, unitTest)
