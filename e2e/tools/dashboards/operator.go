@@ -13,7 +13,7 @@ const operatorSelector = `instance=~"$instance"`
 func operator() *dashboard.DashboardBuilder {
 	return dashboard.NewDashboardBuilder("WebChecker / Operator").
 		Uid("webchecker-operator").
-		Description("The webchecker operator's own health: scheduler lag and probes in flight, status writes, ring members and rebalances, API client errors.").
+		Description("The webchecker operator's own health: scheduler lag and probes in flight, status writes, ring members, rebalances and fencing, API client errors.").
 		Tags([]string{"webchecker"}).
 		Refresh("30s").
 		Time("now-6h", "now").
@@ -41,5 +41,7 @@ func operator() *dashboard.DashboardBuilder {
 		WithPanel(timeseriesPanel("Rebalances", "Changes of the ring's membership seen by each replica; each moves checkers between replicas.", unitShort,
 			q{`sum by (instance) (increase(webchecker_shard_rebalances_total{` + operatorSelector + `}[$__rate_interval]))`, "{{instance}}"})).
 		WithPanel(timeseriesPanel("Checkers per replica", "WebCheckers each replica owns and probes.", unitShort,
-			q{`sum by (instance) (webchecker_shard_owned_checkers{` + operatorSelector + `})`, "{{instance}}"}))
+			q{`sum by (instance) (webchecker_shard_owned_checkers{` + operatorSelector + `})`, "{{instance}}"})).
+		WithPanel(timeseriesPanel("Fenced replicas", "1 while a replica is fenced: it could not renew its Lease in time and probes nothing (WebCheckerReplicaFenced).", unitShort,
+			q{`max by (instance) (webchecker_shard_fenced{` + operatorSelector + `})`, "{{instance}}"}))
 }
