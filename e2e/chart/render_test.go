@@ -258,8 +258,12 @@ func TestChartValues(t *testing.T) {
 				require.Len(t, groups, 2)
 				assert.Equal(t, "webchecker-availability", groups[0]["name"])
 				assert.Equal(t, "webchecker-slo", groups[1]["name"])
-				page := groups[1]["rules"].([]any)[0].(map[string]any)
-				assert.Contains(t, page["expr"], "(1 - webchecker:probe_availability:ratio_rate1h) > (14.4 * (1 - 0.99))")
+				objective := groups[1]["rules"].([]any)[0].(map[string]any)
+				assert.Equal(t, "webchecker:slo_objective", objective["record"])
+				assert.Contains(t, objective["expr"], "(0 * max by (namespace, name) (webchecker:probes:rate5m) + 0.99)", "the default objective")
+				page := groups[1]["rules"].([]any)[1].(map[string]any)
+				assert.Equal(t, "WebCheckerErrorBudgetBurning", page["alert"])
+				assert.Contains(t, page["expr"], "(1 - webchecker:probe_availability:ratio_rate1h) > on (namespace, name) group_left () (14.4 * (1 - webchecker:slo_objective))")
 				assert.Equal(t, map[string]any{"severity": "page"}, page["labels"])
 			},
 		},
