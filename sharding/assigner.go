@@ -84,6 +84,11 @@ type Change struct {
 	// nobody (see scheduler.Scheduler.Gained). Zero when nothing can have
 	// been missed.
 	UnprobedSince time.Time
+	// Tolerance, for a checker gained, is how much longer than an
+	// interval the checker may go unprobed without a turn being made up:
+	// for a replica that joins, its lease duration, what a crash may cost
+	// anyway; zero otherwise.
+	Tolerance time.Duration
 }
 
 // Assigner decides the ownership of a replica among several: it builds a
@@ -277,24 +282,25 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	for id, o := range a.observed {
 		lastSeen[id] = o.At
 	}
-	acquired := a.acquired(leases.Items)
+	own := a.ownLease(leases.Items)
 	for _, key := range gained {
-		a.opts.Notify(ctx, Change{Key: key, Owned: true, UnprobedSince: unprobedSince(before, a.opts.ID, key, next, lastSeen, acquired, now)})
+		since, tolerance := unprobedSince(before, a.opts.ID, key, next, lastSeen, own, now)
+		a.opts.Notify(ctx, Change{Key: key, Owned: true, UnprobedSince: since, Tolerance: tolerance})
 	}
 	return nextExpiry, nil
 }
 
-// acquired returns when this replica acquired its own Lease, as its
-// Heartbeat wrote it (on this replica's clock), or zero if the Lease is
-// not among leases or held by another.
-func (a *Assigner) acquired(leases []coordinationv1.Lease) time.Time {
+// ownLease returns when this replica acquired its own Lease, as its
+// Heartbeat wrote it (on this replica's clock), and the Lease's duration;
+// zero values if the Lease is not among leases or held by another.
+func (a *Assigner) ownLease(leases []coordinationv1.Lease) ownLease {
 	for i := range leases {
 		l := &leases[i]
 		if l.Name == a.opts.ID && ptr.Deref(l.Spec.HolderIdentity, "") == a.opts.ID && l.Spec.AcquireTime != nil {
-			return l.Spec.AcquireTime.Time
+			return ownLease{acquired: l.Spec.AcquireTime.Time, duration: time.Duration(ptr.Deref(l.Spec.LeaseDurationSeconds, 0)) * time.Second}
 		}
 	}
-	return time.Time{}
+	return ownLease{}
 }
 
 // publish makes the ring of members and fenced the current assignment at

@@ -45,44 +45,57 @@ func ownershipChanges(before, after *assignment, id string, keys []types.Namespa
 // other replicas see a request and a watch event later.
 const handOverSlack = time.Second
 
+// ownLease is what a replica knows of its own Lease.
+type ownLease struct {
+	// acquired is when the replica acquired it, on its own clock.
+	acquired time.Time
+	// duration is its lease duration.
+	duration time.Duration
+}
+
 // unprobedSince is, for a checker that replica id gains going from before
 // to after (decided at now), the earliest moment from which its previous
 // owner may have stopped probing it: a turn this replica skipped since then
 // may have been probed by nobody, and may need making up (see
 // scheduler.Scheduler.Gained). lastSeen holds, for every member whose
-// Lease still exists, when this replica last saw it change; acquired is
-// when this replica acquired its own Lease (zero if unknown). Zero means
+// Lease still exists, when this replica last saw it change. Zero means
 // nothing can have been missed: nobody owned the checker before (this
-// replica is starting).
-func unprobedSince(before *assignment, id string, key types.NamespacedName, after *assignment, lastSeen map[string]time.Time, acquired, now time.Time) time.Time {
+// replica is starting). The tolerance returned is the longer gap the
+// hand-over may cost without a turn being made up: for a replica that
+// joins or comes back, its lease duration (a crash costs as much), so
+// that it does not probe again what a member that had not yet seen it
+// probed; none when it takes over from a member that left.
+func unprobedSince(before *assignment, id string, key types.NamespacedName, after *assignment, lastSeen map[string]time.Time, own ownLease, now time.Time) (time.Time, time.Duration) {
 	prev := before.ring.Owner(ring.Key(key.Namespace, key.Name))
 	switch {
 	case prev == "":
-		return time.Time{}
+		return time.Time{}, 0
 	case prev == id:
-		// This replica itself, fenced since before was published.
-		return before.at
+		// This replica itself, fenced since before was published (or
+		// starting with its Lease already seen): as for a join, the others
+		// may have probed its checkers until they saw it back.
+		return before.at, own.duration
 	case after.ring.Contains(prev):
 		// A member that stays: this replica joined, or came back. The
 		// member stops probing when it sees this replica's Lease, which
 		// nobody saw before this replica acquired it, nor live again
 		// before this replica fenced itself, if it had. Both moments are
 		// on this replica's clock; a guess only when they are unknown.
-		since := acquired
+		since := own.acquired
 		if before.fenced && before.at.After(since) {
 			since = before.at
 		}
 		if since.IsZero() || since.After(now) {
-			return now.Add(-handOverSlack)
+			return now.Add(-handOverSlack), own.duration
 		}
-		return since
+		return since, own.duration
 	default:
 		// A member that left. With its Lease still there it expired: the
 		// member may have died any time after its last renewal seen here.
 		// Without, it deleted its Lease right after it stopped probing.
 		if seen, ok := lastSeen[prev]; ok {
-			return seen
+			return seen, 0
 		}
-		return now.Add(-handOverSlack)
+		return now.Add(-handOverSlack), 0
 	}
 }

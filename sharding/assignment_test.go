@@ -277,19 +277,21 @@ func TestUnprobedSince(t *testing.T) {
 		// acquired is when this replica acquired its own Lease.
 		acquired time.Time
 		want     time.Time
+		// tolerant: the tolerance is the own Lease's duration (else 0).
+		tolerant bool
 	}{
 		{name: "start-up: nobody owned it", after: []string{self}, want: time.Time{}},
-		{name: "fencing lifted: since this replica fenced itself", before: []string{self, peer}, after: []string{self, peer}, beforeFenced: true, prevOwner: self, want: fencedAt},
+		{name: "fencing lifted: since this replica fenced itself", before: []string{self, peer}, after: []string{self, peer}, beforeFenced: true, prevOwner: self, want: fencedAt, tolerant: true},
 		{name: "owner crashed, Lease still there: since its last renewal seen here", before: []string{self, peer}, after: []string{self}, prevOwner: peer,
 			lastSeen: map[string]time.Time{peer: renewedAt, self: now}, want: renewedAt},
 		{name: "owner stopped and deleted its Lease: the hand-over slack", before: []string{self, peer}, after: []string{self}, prevOwner: peer,
 			lastSeen: map[string]time.Time{self: now}, want: now.Add(-handOverSlack)},
 		{name: "owner stays (this replica joined), own Lease unknown: the hand-over slack", before: []string{peer, other}, after: []string{self, peer, other}, prevOwner: "",
-			lastSeen: map[string]time.Time{peer: renewedAt, other: renewedAt}, want: now.Add(-handOverSlack)},
+			lastSeen: map[string]time.Time{peer: renewedAt, other: renewedAt}, want: now.Add(-handOverSlack), tolerant: true},
 		{name: "owner stays (this replica joined): since this replica acquired its Lease", before: []string{peer, other}, after: []string{self, peer, other}, prevOwner: "",
-			lastSeen: map[string]time.Time{peer: renewedAt, other: renewedAt}, acquired: now.Add(-200 * time.Millisecond), want: now.Add(-200 * time.Millisecond)},
+			lastSeen: map[string]time.Time{peer: renewedAt, other: renewedAt}, acquired: now.Add(-200 * time.Millisecond), want: now.Add(-200 * time.Millisecond), tolerant: true},
 		{name: "owner stays (this replica came back after fencing): since it fenced itself", before: []string{peer, other}, after: []string{self, peer, other}, beforeFenced: true, prevOwner: "",
-			lastSeen: map[string]time.Time{peer: renewedAt, other: renewedAt}, acquired: now.Add(-time.Hour), want: fencedAt},
+			lastSeen: map[string]time.Time{peer: renewedAt, other: renewedAt}, acquired: now.Add(-time.Hour), want: fencedAt, tolerant: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -313,7 +315,14 @@ func TestUnprobedSince(t *testing.T) {
 			before := &assignment{ring: ring.New(tt.before, ring.DefaultVirtualNodes), fenced: tt.beforeFenced, at: fencedAt}
 			after := &assignment{ring: ring.New(tt.after, ring.DefaultVirtualNodes), at: now}
 			require.True(t, after.owns(self, key), "the test key is not gained")
-			assert.Equal(t, tt.want, unprobedSince(before, self, key, after, tt.lastSeen, tt.acquired, now))
+			own := ownLease{acquired: tt.acquired, duration: 10 * time.Second}
+			since, tolerance := unprobedSince(before, self, key, after, tt.lastSeen, own, now)
+			assert.Equal(t, tt.want, since)
+			if tt.tolerant {
+				assert.Equal(t, own.duration, tolerance)
+			} else {
+				assert.Zero(t, tolerance)
+			}
 		})
 	}
 }

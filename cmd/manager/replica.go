@@ -218,7 +218,7 @@ type handOver struct {
 
 func (h *handOver) notify(ctx context.Context, c sharding.Change) {
 	if c.Owned {
-		h.scheduler.Gained(c.Key, c.UnprobedSince)
+		h.scheduler.Gained(c.Key, c.UnprobedSince, c.Tolerance)
 	} else {
 		h.scheduler.Disown(c.Key)
 	}

@@ -39,23 +39,41 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 // gone), so a turn of the check's grid skipped here since then may have
 // been probed by nobody. The check is probed now (after the initial
 // jitter, then on its grid again) only when waiting for its next grid
-// point could leave a longer gap than probing now does, that is longer
-// than its interval plus the time the hand-over took (now minus
-// unprobedSince); otherwise it is probed at its next grid point, which
-// spares a probe its previous owner most likely made already and a burst
-// of catch-up probes. Either way the longest gap between two probes of a
-// checker handed over stays within its interval plus the time the
-// hand-over took, at any size. A zero unprobedSince, no turn skipped since
-// then, an unknown key or a probe in flight: no-op.
-func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time) {
+// point could leave a longer gap than its interval plus the longer of the
+// time the hand-over took (now minus unprobedSince) and tolerance, a
+// longer gap the caller accepts anyway (a replica that joins accepts what
+// a crash may cost: a lease duration). Otherwise it is probed at its next
+// grid point, which spares a probe its previous owner most likely made
+// already and a burst of catch-up probes.
+//
+// A gained check whose first probe after its Upsert is still to come (it
+// was scheduled here shortly before, while another replica owned it: a
+// non-zero unprobedSince) is moved to its next grid point: it is not new,
+// its previous owner has probed it on that grid, and probing it at once
+// would probe it twice.
+//
+// A zero unprobedSince, no turn skipped since then, an unknown key or a
+// probe in flight: nothing else changes.
+func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time, tolerance time.Duration) {
 	s.mu.Lock()
 	e := s.checks[key]
+	if e != nil && !unprobedSince.IsZero() && !e.onGrid && e.skipped.IsZero() && s.flights[key] == nil {
+		s.lastRev++
+		e.rev, e.onGrid = s.lastRev, true
+		due := nextAfterSkip(s.clock.Now(), e.interval, e.offset)
+		if s.queue.push(due, key, e.rev) {
+			s.wake.signal()
+		}
+		s.mu.Unlock()
+		s.log.V(1).Info("Gained check before its first probe here: probed on its grid", "checker", key, "due", due)
+		return
+	}
 	if e == nil || unprobedSince.IsZero() || e.skipped.IsZero() || e.skipped.Before(unprobedSince) || s.flights[key] != nil {
 		s.mu.Unlock()
 		return
 	}
 	now := s.clock.Now()
-	if !makeUpNow(now, unprobedSince, e.interval, e.offset) {
+	if !makeUpNow(now, unprobedSince, e.interval, e.offset, tolerance) {
 		s.mu.Unlock()
 		return
 	}

@@ -144,6 +144,8 @@ func TestGainedMakesUpAMissedTurn(t *testing.T) {
 		name string
 		// since is unprobedSince, relative to t0.
 		since time.Duration
+		// tolerance is the longer gap the caller accepts.
+		tolerance time.Duration
 		// want is when the first probe after the gain comes, relative to
 		// t0.
 		want time.Duration
@@ -153,6 +155,7 @@ func TestGainedMakesUpAMissedTurn(t *testing.T) {
 		// Turn 10 s skipped after 1 s, but if the owner last probed 0 s,
 		// waiting for 20 s leaves 20 s, within 10 s + (13 s - 1 s).
 		{name: "waiting keeps the gap within interval plus the hand-over: next grid point", since: time.Second, want: 20 * time.Second},
+		{name: "skipped turn after the owner may have stopped, gap tolerated: next grid point", since: 5 * time.Second, tolerance: 10 * time.Second, want: 20 * time.Second},
 		{name: "nothing known (start-up): next grid point", since: -1, want: 20 * time.Second},
 	}
 	for _, tt := range tests {
@@ -178,7 +181,7 @@ func TestGainedMakesUpAMissedTurn(t *testing.T) {
 			if tt.since >= 0 {
 				since = t0.Add(tt.since)
 			}
-			h.s.Gained(c.Key, since)
+			h.s.Gained(c.Key, since, tt.tolerance)
 			if tt.want == 13*time.Second {
 				h.waitCalls(1)
 			} else {
@@ -203,4 +206,30 @@ func TestGainedMakesUpAMissedTurn(t *testing.T) {
 			assert.Equal(t, t0.Add(next), h.prober.allCalls()[1].At)
 		})
 	}
+}
+
+// A check scheduled while another replica owned it, and gained before its
+// first (jittered) probe came due here, is probed on its grid, not at once
+// as a new check: its previous owner probed it on that grid.
+func TestGainedBeforeTheFirstProbeGoesOnTheGrid(t *testing.T) {
+	own := &switchOwner{}
+	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
+		o.Rand = func(n int64) int64 { return n - 1 } // the latest first probe: about a second after the Upsert
+		o.InitialJitter = time.Second
+		o.Phase = zeroPhase
+		o.Owns = own.Owns
+	})
+	c := checkN(0, 1, 10*time.Second, "v1")
+	h.s.Upsert(c) // first probe due about a second after t0
+	h.start()
+	h.settle()
+
+	own.owns.Store(true)
+	h.s.Gained(c.Key, t0, 0)
+	h.step(2 * time.Second) // t0+2s: past the first probe's due time
+	h.settle()
+	require.Zero(t, h.prober.numCalls(), "probed at once as a new check")
+	h.step(8 * time.Second) // t0+10s: the next grid point
+	h.waitCalls(1)
+	assert.Equal(t, t0.Add(10*time.Second), h.prober.allCalls()[0].At)
 }

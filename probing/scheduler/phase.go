@@ -70,9 +70,9 @@ func nextAfterSkip(now time.Time, interval, offset time.Duration) time.Time {
 // last turn before since and none after: waiting then leaves a gap from
 // that turn to the next grid point after now, and probing now one of at
 // most interval + (now − since). It probes now only when waiting could do
-// worse than that.
-func makeUpNow(now, since time.Time, interval, offset time.Duration) bool {
+// worse than that, or than interval + tolerance if that is longer.
+func makeUpNow(now, since time.Time, interval, offset, tolerance time.Duration) bool {
 	lastSure := gridAtOrAfter(since, interval, offset).Add(-interval)
 	next := nextAfterSkip(now, interval, offset)
-	return next.Sub(lastSure) > interval+now.Sub(since)
+	return next.Sub(lastSure) > interval+max(now.Sub(since), tolerance)
 }

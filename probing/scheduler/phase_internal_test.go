@@ -74,6 +74,7 @@ func TestMakeUpNow(t *testing.T) {
 	tests := []struct {
 		name       string
 		since, now time.Duration
+		tolerance  time.Duration
 		want       bool
 	}{
 		// A Lease deleted on shutdown, seen 0.5 s later (since = now − 1 s):
@@ -89,10 +90,15 @@ func TestMakeUpNow(t *testing.T) {
 		{name: "crash, two turns in the window", since: 9 * time.Second, now: 21 * time.Second, want: true},
 		// The window starts on a grid point: that turn counts as missed.
 		{name: "window starting on a grid point", since: 10 * time.Second, now: 10200 * time.Millisecond, want: true},
+		// A join (the others stop when they see its Lease, acquired at
+		// 9.5 s) that tolerates a lease duration of 10 s: waiting for 20 s
+		// leaves at most 20 s, within 10 s + 10 s.
+		{name: "join tolerating a lease duration", since: 9500 * time.Millisecond, now: 10500 * time.Millisecond, tolerance: 10 * time.Second, want: false},
+		{name: "join tolerating less than an interval", since: 9500 * time.Millisecond, now: 10500 * time.Millisecond, tolerance: 5 * time.Second, want: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, makeUpNow(at(tt.now), at(tt.since), interval, 0))
+			assert.Equal(t, tt.want, makeUpNow(at(tt.now), at(tt.since), interval, 0, tt.tolerance))
 		})
 	}
 }

@@ -177,6 +177,19 @@ func (e *env) logFile(id string) (io.Writer, error) {
 	return f, nil
 }
 
+// writeLog writes lines to <size>-<name>.txt in the --logs directory, if
+// one is set: diagnostics a table cannot hold.
+func (e *env) writeLog(name string, lines []string) error {
+	if e.opts.logs == "" {
+		return nil
+	}
+	path := filepath.Join(e.opts.logs, fmt.Sprintf("%d-%s.txt", e.size, name))
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
 // managerArgs are the flags of every replica: only flags that older
 // builds know too, then --manager-args.
 func (e *env) managerArgs() []string {

@@ -145,6 +145,8 @@ type doubles struct {
 	// byPeriod counts the pairs by the period the second probe fell in
 	// (see env.marks), and, within it, whether one replica made both.
 	byPeriod map[string]*doublesIn
+	// lines describe every pair, for the --logs directory.
+	lines []string
 }
 
 type doublesIn struct{ sameReplica, twoReplicas int }
@@ -170,6 +172,8 @@ func (e *env) doubleProbes() doubles {
 			} else {
 				in.twoReplicas++
 			}
+			d.lines = append(d.lines, fmt.Sprintf("%s c-%d %s %s then %s %s", ps[k-1].at.UTC().Format(time.RFC3339Nano), i,
+				e.targets.shardName(ps[k-1]), ps[k].at.Sub(ps[k-1].at).Round(time.Millisecond), e.targets.shardName(ps[k]), e.periodOf(ps[k].at)))
 		}
 		d.pairs += n
 		if n > 0 {

@@ -62,7 +62,11 @@ func runSize(ctx context.Context, o *options, size int, handOver bool, rep *repo
 		}
 		rep.Add(title("hand-over"), rows...)
 	}
-	rep.Add(title("correctness and run"), append(e.doubleProbes().rows(e.marks),
+	doubled := e.doubleProbes()
+	if err := e.writeLog("doubles", doubled.lines); err != nil {
+		return err
+	}
+	rep.Add(title("correctness and run"), append(doubled.rows(e.marks),
 		report.Row{Name: "requests for no checker's path", Value: float64(e.targets.strayCount()), Unit: "requests", Goal: "0", Met: report.Met(e.targets.strayCount() == 0)},
 		report.Row{Name: "watch interruptions", Value: float64(len(e.rec.Errors())), Unit: "errors"},
 		report.Row{Name: "bench time for this size", Value: time.Since(started).Seconds(), Unit: "s"})...)
