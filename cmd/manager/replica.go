@@ -230,6 +230,19 @@ func (h *handOver) notify(ctx context.Context, c sharding.Change) {
 // anyway (10,000 checkers take a few seconds).
 const joinWaitLimit = time.Minute
 
+// firstTurnsWithin is how long after its Upsert a check's first turn may
+// come, with the scheduler's InitialJitter set to jitter.
+func firstTurnsWithin(jitter time.Duration) time.Duration {
+	switch {
+	case jitter < 0:
+		return 0
+	case jitter == 0:
+		return scheduler.DefaultInitialJitter
+	default:
+		return jitter
+	}
+}
+
 // setupMembership wires the replica's Lease heartbeat and the assigner that
 // builds the ring from the Leases; the assigner reports every checker whose
 // ownership changed to notify. The heartbeat first writes the Lease once
@@ -254,7 +267,23 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, loaded *controllers.
 			if !mgr.GetCache().WaitForCacheSync(ctx) {
 				return ctx.Err()
 			}
-			return loaded.Wait(ctx, keys, joinWaitLimit)
+			if err := loaded.Wait(ctx, keys, joinWaitLimit); err != nil {
+				return err
+			}
+			// Every checker scheduled comes to its first turn within the
+			// initial jitter, skipped (not owned yet): then all are on
+			// their grid, and none is probed at once as new when this
+			// replica gains it.
+			wait := firstTurnsWithin(opts.initialJitter)
+			if wait <= 0 {
+				return nil
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-opts.clock.After(wait):
+				return nil
+			}
 		},
 	})
 	if err != nil {

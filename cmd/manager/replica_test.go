@@ -203,6 +203,9 @@ func TestReplicaDeletesStaleLeases(t *testing.T) {
 		leaseNamespace: "default",
 		ringName:       ringName,
 		clock:          clk,
+		// No first-probe jitter, so nothing waits on the fake clock
+		// before the replica joins.
+		initialJitter: -1,
 	})
 	exists := func(l *coordinationv1.Lease) bool {
 		err := direct.Get(context.Background(), client.ObjectKeyFromObject(l), &coordinationv1.Lease{})

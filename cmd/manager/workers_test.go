@@ -4,11 +4,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/probetest"
+	"github.com/networkio/webchecker/probing/scheduler"
 )
 
 // TestReplicaRunsItsReconcileWorkers: the replica's controller runs as many
@@ -45,4 +47,14 @@ func maxConcurrentReconciles(t *testing.T) float64 {
 		}
 	}
 	return -1
+}
+
+func TestFirstTurnsWithin(t *testing.T) {
+	for jitter, want := range map[time.Duration]time.Duration{
+		0:                      scheduler.DefaultInitialJitter,
+		-1:                     0,
+		250 * time.Millisecond: 250 * time.Millisecond,
+	} {
+		assert.Equal(t, want, firstTurnsWithin(jitter), "jitter %s", jitter)
+	}
 }
