@@ -52,11 +52,18 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 // its previous owner has probed it on that grid, and probing it at once
 // would probe it twice.
 //
-// A zero unprobedSince, no turn skipped since then, an unknown key or a
-// probe in flight: nothing else changes.
+// A zero unprobedSince, no turn skipped since then, an unknown key, a
+// probe in flight or one finished since Owns turned true (the ring is
+// published before its changes are reported): nothing else changes.
 func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time, tolerance time.Duration) {
 	s.mu.Lock()
 	e := s.checks[key]
+	if e != nil && e.hasOutcome {
+		// Probed here since it was disowned (or ever): at a grid point
+		// that came between the ring change and this call.
+		s.mu.Unlock()
+		return
+	}
 	if e != nil && !unprobedSince.IsZero() && !e.onGrid && e.skipped.IsZero() && s.flights[key] == nil {
 		s.lastRev++
 		e.rev, e.onGrid = s.lastRev, true

@@ -233,3 +233,29 @@ func TestGainedBeforeTheFirstProbeGoesOnTheGrid(t *testing.T) {
 	h.waitCalls(1)
 	assert.Equal(t, t0.Add(10*time.Second), h.prober.allCalls()[0].At)
 }
+
+// A check probed on its grid between the ring change (Owns true) and the
+// Gained call that reports it is not probed again to make up a turn.
+func TestGainedAfterAProbeMakesNothingUp(t *testing.T) {
+	own := &switchOwner{}
+	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
+		o.Rand = zeroRand
+		o.Phase = zeroPhase
+		o.Owns = own.Owns
+	})
+	c := checkN(0, 1, 10*time.Second, "v1")
+	h.s.Upsert(c)
+	h.start()
+	h.settle() // t0: not owned, skipped
+	h.step(10 * time.Second)
+	h.settle() // t0+10s: skipped again
+
+	own.owns.Store(true)
+	h.step(10 * time.Second) // t0+20s: owned, probed on the grid
+	h.waitCalls(1)
+	h.waitLatest(c.Key, func(scheduler.Outcome) bool { return true }, "the grid probe's outcome")
+	h.s.Gained(c.Key, t0.Add(5*time.Second), 0) // the turn at t0+10s may have been missed
+	h.step(time.Second)
+	h.settle()
+	assert.Equal(t, 1, h.prober.numCalls(), "made up a turn after a probe")
+}
