@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -22,9 +23,11 @@ import (
 // It remembers the keys planned until Wait has seen every key listed;
 // after that it holds nothing.
 type Loaded struct {
+	// done is set once Wait has returned: from then on a reconcile costs
+	// one atomic load here.
+	done    atomic.Bool
 	mu      sync.Mutex
 	planned map[types.NamespacedName]struct{}
-	done    bool
 }
 
 // NewLoaded returns a Loaded that has seen nothing planned.
@@ -34,12 +37,12 @@ func NewLoaded() *Loaded {
 
 // plannedKey records that the reconciler has scheduled (or unscheduled) key.
 func (l *Loaded) plannedKey(key types.NamespacedName) {
-	if l == nil {
+	if l == nil || l.done.Load() {
 		return
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if !l.done {
+	if l.planned != nil {
 		l.planned[key] = struct{}{}
 	}
 }
@@ -66,8 +69,9 @@ func (l *Loaded) Wait(ctx context.Context, keys func(context.Context) ([]types.N
 		return missing == 0, nil
 	})
 	l.mu.Lock()
-	l.done, l.planned = true, nil
+	l.planned = nil
 	l.mu.Unlock()
+	l.done.Store(true)
 	if err != nil && ctx.Err() == nil {
 		return fmt.Errorf("%d checkers not scheduled after %s: %w", missing, limit, err)
 	}

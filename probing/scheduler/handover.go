@@ -58,43 +58,34 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time, tolerance time.Duration) {
 	s.mu.Lock()
 	e := s.checks[key]
-	if e != nil && e.hasOutcome {
-		// Probed here since it was disowned (or ever): at a grid point
-		// that came between the ring change and this call.
-		s.mu.Unlock()
-		return
-	}
-	if e != nil && !unprobedSince.IsZero() && !e.onGrid && e.skipped.IsZero() && s.flights[key] == nil {
-		s.lastRev++
-		e.rev, e.onGrid = s.lastRev, true
-		due := nextAfterSkip(s.clock.Now(), e.interval, e.offset)
-		if s.queue.push(due, key, e.rev) {
-			s.wake.signal()
-		}
-		s.mu.Unlock()
-		s.log.V(1).Info("Gained check before its first probe here: probed on its grid", "checker", key, "due", due)
-		return
-	}
-	if e == nil || unprobedSince.IsZero() || e.skipped.IsZero() || e.skipped.Before(unprobedSince) || s.flights[key] != nil {
+	if e == nil || unprobedSince.IsZero() || e.hasOutcome || s.flights[key] != nil {
+		// Unknown, nothing can have been missed, or probed (or being
+		// probed) here since Owns turned true.
 		s.mu.Unlock()
 		return
 	}
 	now := s.clock.Now()
-	if !makeUpNow(now, unprobedSince, e.interval, e.offset, tolerance) {
+	var due time.Time
+	var why string
+	switch {
+	case !e.onGrid && e.skipped.IsZero():
+		due, why = nextAfterSkip(now, e.interval, e.offset), "first probe here still to come: probed on its grid"
+		e.onGrid = true
+	case !e.skipped.Before(unprobedSince) && makeUpNow(now, unprobedSince, e.interval, e.offset, tolerance):
+		due, why = now.Add(s.jitterLocked(e.interval)), "a turn may have been missed: probed now"
+		e.skipped, e.onGrid = time.Time{}, false
+	default:
 		s.mu.Unlock()
 		return
 	}
-	missed := e.skipped
-	e.skipped, e.onGrid = time.Time{}, false
-	// A new revision of the same check: the item of its next grid point
-	// goes stale, and the catch-up probe is its only turn.
+	// A new revision of the same check: the item of its next turn goes
+	// stale, and due is its only turn.
 	s.lastRev++
 	e.rev = s.lastRev
-	due := now.Add(s.jitterLocked(e.interval))
 	if s.queue.push(due, key, e.rev) {
 		s.wake.signal()
 	}
 	s.mu.Unlock()
 
-	s.log.V(1).Info("Gained check probed now: a turn may have been missed", "checker", key, "missed", missed, "unprobedSince", unprobedSince, "due", due)
+	s.log.V(1).Info("Gained check rescheduled", "checker", key, "why", why, "unprobedSince", unprobedSince, "due", due)
 }

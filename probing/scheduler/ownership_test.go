@@ -134,6 +134,26 @@ func TestDisownStopsAtOnceAndKeepsTheGrid(t *testing.T) {
 	assert.Equal(t, 1, h.s.Len())
 }
 
+// skippedTwice starts a harness with one check (interval 10 s, phase 0)
+// that this replica does not own, at t0+10s: its turns at t0 and t0+10s
+// were skipped.
+func skippedTwice(t *testing.T) (*harness, *switchOwner, scheduler.Check) {
+	t.Helper()
+	own := &switchOwner{}
+	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
+		o.Rand = zeroRand
+		o.Phase = zeroPhase
+		o.Owns = own.Owns
+	})
+	c := checkN(0, 1, 10*time.Second, "v1")
+	h.s.Upsert(c)
+	h.start()
+	h.settle() // t0: not owned, skipped
+	h.step(10 * time.Second)
+	h.settle() // t0+10s: skipped again
+	return h, own, c
+}
+
 // A gained check whose turn was skipped here since the moment given is
 // probed at once (its previous owner may have missed that turn), then on
 // its grid again, unless waiting for its next grid point keeps the gap
@@ -160,18 +180,7 @@ func TestGainedMakesUpAMissedTurn(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			own := &switchOwner{}
-			h := newHarness(t, func(_ *harness, o *scheduler.Options) {
-				o.Rand = zeroRand
-				o.Phase = zeroPhase
-				o.Owns = own.Owns
-			})
-			c := checkN(0, 1, 10*time.Second, "v1")
-			h.s.Upsert(c)
-			h.start()
-			h.settle() // t0: not owned, skipped
-			h.step(10 * time.Second)
-			h.settle() // t0+10s: skipped again
+			h, own, c := skippedTwice(t)
 			h.step(3 * time.Second)
 			h.settle()
 			require.Zero(t, h.prober.numCalls())
@@ -237,19 +246,7 @@ func TestGainedBeforeTheFirstProbeGoesOnTheGrid(t *testing.T) {
 // A check probed on its grid between the ring change (Owns true) and the
 // Gained call that reports it is not probed again to make up a turn.
 func TestGainedAfterAProbeMakesNothingUp(t *testing.T) {
-	own := &switchOwner{}
-	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
-		o.Rand = zeroRand
-		o.Phase = zeroPhase
-		o.Owns = own.Owns
-	})
-	c := checkN(0, 1, 10*time.Second, "v1")
-	h.s.Upsert(c)
-	h.start()
-	h.settle() // t0: not owned, skipped
-	h.step(10 * time.Second)
-	h.settle() // t0+10s: skipped again
-
+	h, own, c := skippedTwice(t)
 	own.owns.Store(true)
 	h.step(10 * time.Second) // t0+20s: owned, probed on the grid
 	h.waitCalls(1)
