@@ -243,7 +243,7 @@ func TestHandOverNeedsNoReconcile(t *testing.T) {
 	require.NoError(t, setupReplica(mgr, replicaConfig{
 		shardID:       owner.shard,
 		ownership:     owner,
-		prober:        probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr()}),
+		prober:        probing.NewHTTPProber(probing.ProberOptions{DNSServer: dns.Addr()}),
 		initialJitter: 100 * time.Millisecond,
 		logger:        ctrl.Log.WithName("handover"),
 		registerer:    prometheus.NewRegistry(), // a second replica in this process

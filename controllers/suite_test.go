@@ -121,7 +121,7 @@ func startManager(ctx context.Context, cp *framework.ControlPlane, scheme *runti
 	if err != nil {
 		return nil, err
 	}
-	prober := probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr(), Egress: egress.NewPolicy(egress.Options{Deny: deny})})
+	prober := probing.NewHTTPProber(probing.ProberOptions{DNSServer: dns.Addr(), Egress: egress.NewPolicy(egress.Options{Deny: deny})})
 	if err := setupReplica(mgr, replicaConfig{
 		shardID:       testShardID,
 		prober:        prober,

@@ -2,10 +2,13 @@ package e2e_test
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,6 +116,9 @@ func newShardingEnv(t *testing.T) *shardingEnv {
 		if t.Failed() {
 			for _, id := range e.started {
 				t.Logf("----- last lines of manager %s -----\n%s", id, tail(e.managers[id].Log(), 60))
+				if dir := os.Getenv("WEBCHECKER_E2E_LOG_DIR"); dir != "" {
+					_ = os.WriteFile(filepath.Join(dir, id+".log"), []byte(e.managers[id].Log()), 0o644)
+				}
 			}
 		}
 		cctx, ccancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -145,6 +151,7 @@ func (e *shardingEnv) startReplica(id string) *framework.Manager {
 			fmt.Sprintf("--kube-api-qps=%d", shardingKubeAPIQPS),
 			// Sub-second timestamps, to tell when a replica changed its ring.
 			"--zap-time-encoding=rfc3339nano",
+			"--zap-log-level=" + cmp.Or(os.Getenv("WEBCHECKER_E2E_LOG_LEVEL"), "info"),
 		},
 	})
 	require.NoError(e.t, err)

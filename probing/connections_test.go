@@ -53,7 +53,7 @@ func TestHTTPProberConnectionPerProbe(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+			prober := newProber(t, newDNS(t), probing.ProberOptions{})
 			var conns connCounter
 			var proto atomic.Int64
 			srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -149,7 +149,7 @@ func TestHTTPProberFollowsDNS(t *testing.T) {
 			serveStatus(t, a, http.StatusOK)
 			serveStatus(t, b, http.StatusCreated)
 			dns := probetest.NewTestDNSServer(t, map[string][]net.IP{"moving.test": {net.IPv4(127, 0, 0, 1)}})
-			prober := newProber(t, dns, probing.HTTPProberOptions{})
+			prober := newProber(t, dns, probing.ProberOptions{})
 			target := probing.Target{URL: "http://moving.test:" + port + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: tc.reuse}
 
 			res := prober.Probe(t.Context(), target)
@@ -195,7 +195,7 @@ func TestHTTPProberFollowsCertificate(t *testing.T) {
 			srv.TLS = &tls.Config{GetCertificate: func(*tls.ClientHelloInfo) (*tls.Certificate, error) { return served.Load(), nil }}
 			srv.StartTLS()
 			t.Cleanup(srv.Close)
-			prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+			prober := newProber(t, newDNS(t), probing.ProberOptions{})
 			target := probing.Target{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: tc.reuse,
 				TLS: probing.TLSOptions{RootCAs: slices.Concat(before.PEM, after.PEM), ServerName: "renewed.test"}}
 
@@ -236,7 +236,7 @@ func TestHTTPProberClosedListener(t *testing.T) {
 				_ = srv.Close()
 				<-served
 			})
-			prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+			prober := newProber(t, newDNS(t), probing.ProberOptions{})
 			url := "http://" + ln.Addr().String() + "/"
 			target := probing.Target{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: tc.reuse}
 

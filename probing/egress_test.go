@@ -46,7 +46,7 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 	deny := slices.Concat(egress.DefaultDenyCIDRs, []string{deniedAddr + "/32"})
 	prefixes, err := egress.ParseCIDRs(deny)
 	require.NoError(t, err)
-	prober := newProber(t, dns, probing.HTTPProberOptions{Egress: egress.NewPolicy(egress.Options{Deny: prefixes})})
+	prober := newProber(t, dns, probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{Deny: prefixes})})
 
 	var deniedHits, allowedHits atomic.Int64
 	denied := startServerOn(t, deniedAddr, &deniedHits)
@@ -100,7 +100,7 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 	assert.EqualValues(t, 3, allowedHits.Load())
 
 	// An allowed range punches a hole into the denied ones.
-	holed := newProber(t, dns, probing.HTTPProberOptions{Egress: egress.NewPolicy(egress.Options{
+	holed := newProber(t, dns, probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{
 		Deny: prefixes, Allow: []netip.Prefix{netip.MustParsePrefix(deniedAddr + "/32")}, DenyPrivate: true,
 	})})
 	res := holed.Probe(t.Context(), probing.Target{URL: "http://denied.test:" + deniedPort + "/", Method: http.MethodGet, Timeout: relaxedTimeout})

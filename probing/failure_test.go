@@ -20,7 +20,7 @@ import (
 func TestHTTPProberFailures(t *testing.T) {
 	t.Parallel()
 	dns := newDNS(t)
-	prober := newProber(t, dns, probing.HTTPProberOptions{})
+	prober := newProber(t, dns, probing.ProberOptions{})
 	srv := probeServer(t)
 	refused := "http://" + closedPort(t) + "/"
 	_, refusedPort, _ := net.SplitHostPort(strings.TrimSuffix(strings.TrimPrefix(refused, "http://"), "/"))
@@ -82,7 +82,7 @@ func TestHTTPProberStableMessagesRoundRobin(t *testing.T) {
 			tc.serve(t, a, b)
 			dns := probetest.NewTestDNSServer(t, map[string][]net.IP{"rr.test": {net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2)}})
 			dns.Rotate(true)
-			prober := newProber(t, dns, probing.HTTPProberOptions{})
+			prober := newProber(t, dns, probing.ProberOptions{})
 			target := probing.Target{URL: "http://rr.test:" + port + "/", Method: http.MethodGet, Timeout: relaxedTimeout}
 
 			first := prober.Probe(t.Context(), target)
@@ -102,7 +102,7 @@ func TestHTTPProberStableMessagesRoundRobin(t *testing.T) {
 func TestHTTPProberTLSErrors(t *testing.T) {
 	t.Parallel()
 	dns := newDNS(t)
-	prober := newProber(t, dns, probing.HTTPProberOptions{})
+	prober := newProber(t, dns, probing.ProberOptions{})
 
 	tlsSrv := startTLSServer(t, nil, 0)
 	plainSrv := startServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
@@ -141,7 +141,7 @@ func TestHTTPProberTLSErrors(t *testing.T) {
 func TestHTTPProberStableMessages(t *testing.T) {
 	t.Parallel()
 	dns := newDNS(t)
-	prober := newProber(t, dns, probing.HTTPProberOptions{})
+	prober := newProber(t, dns, probing.ProberOptions{})
 
 	slow := startServer(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		untilDone(r, 30*time.Second)

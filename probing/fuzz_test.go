@@ -109,7 +109,7 @@ func FuzzProbePath(f *testing.F) {
 		lastHost, lastURI = r.Host, r.RequestURI
 		mu.Unlock()
 	}))
-	prober := probing.NewHTTPProber(probing.HTTPProberOptions{Egress: egress.NewPolicy(egress.Options{
+	prober := probing.NewHTTPProber(probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{
 		Deny:  []netip.Prefix{netip.MustParsePrefix("0.0.0.0/0"), netip.MustParsePrefix("::/0")},
 		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 	})})

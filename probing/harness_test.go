@@ -44,7 +44,7 @@ func newDNS(t testing.TB) *probetest.DNSServer {
 
 // newProber returns a prober whose resolver asks dns: tests never use the
 // system resolver.
-func newProber(t testing.TB, dns *probetest.DNSServer, opts probing.HTTPProberOptions) *probing.HTTPProber {
+func newProber(t testing.TB, dns *probetest.DNSServer, opts probing.ProberOptions) *probing.HTTPProber {
 	t.Helper()
 	opts.DNSServer = dns.Addr()
 	p := probing.NewHTTPProber(opts)

@@ -61,7 +61,7 @@ func TestHTTPProberHostileResponses(t *testing.T) {
 			wantContain: `malformed MIME header: missing colon: "€€€`,
 		},
 	}
-	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+	prober := newProber(t, newDNS(t), probing.ProberOptions{})
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptrace"
 	"net/url"
@@ -17,7 +16,7 @@ import (
 	"github.com/networkio/webchecker/probing/egress"
 )
 
-// Defaults of HTTPProberOptions.
+// Defaults of ProberOptions.
 const (
 	DefaultBodyLimit    int64 = 64 << 10
 	DefaultMaxIdleConns       = 256
@@ -36,9 +35,9 @@ const (
 // memory.
 const MaxResponseHeaderBytes = 64 << 10
 
-// HTTPProberOptions configures an HTTPProber. The zero value is valid: every
+// ProberOptions configures an HTTPProber. The zero value is valid: every
 // zero (or negative) field takes its default.
-type HTTPProberOptions struct {
+type ProberOptions struct {
 	// DNSServer is the DNS server (host:port) that host names of targets are
 	// resolved with (see NewResolver). Empty means the system resolver.
 	DNSServer string
@@ -67,7 +66,7 @@ type HTTPProberOptions struct {
 }
 
 // withDefaults returns o with every unset field set to its default.
-func (o HTTPProberOptions) withDefaults() HTTPProberOptions {
+func (o ProberOptions) withDefaults() ProberOptions {
 	if o.BodyLimit <= 0 {
 		o.BodyLimit = DefaultBodyLimit
 	}
@@ -106,24 +105,17 @@ func (o HTTPProberOptions) withDefaults() HTTPProberOptions {
 // transports of their own (see transportKey), so that a connection set up
 // for one target is never reused for another that would not accept it.
 type HTTPProber struct {
-	opts       HTTPProberOptions // with defaults
+	opts       ProberOptions // with defaults
 	transports *transports
 }
 
 var _ Prober = (*HTTPProber)(nil)
 
 // NewHTTPProber returns an HTTPProber configured by opts (see
-// HTTPProberOptions for the defaults).
-func NewHTTPProber(opts HTTPProberOptions) *HTTPProber {
+// ProberOptions for the defaults).
+func NewHTTPProber(opts ProberOptions) *HTTPProber {
 	opts = opts.withDefaults()
-	dialer := &net.Dialer{
-		KeepAlive: 30 * time.Second,
-		Resolver:  NewResolver(opts.DNSServer), // nil means net.DefaultResolver
-	}
-	if opts.Egress != nil {
-		// Runs on the resolved address of every connection attempt.
-		dialer.Control = opts.Egress.Control
-	}
+	dialer := newDialer(opts)
 	newTransport := func(key transportKey) (*http.Transport, error) {
 		tlsConfig, err := TLSOptions{
 			InsecureSkipVerify: key.insecureSkipVerify,
@@ -234,8 +226,12 @@ func (p *HTTPProber) Probe(ctx context.Context, t Target) Result {
 }
 
 func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
+	start := time.Now()
 	if err := t.Validate(); err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
+	}
+	if kind := KindOf(t.URL); kind != KindHTTP {
+		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: the HTTP prober cannot probe %s targets", kind)}
 	}
 	client, err := p.transports.client(keyOf(t))
 	if err != nil {
@@ -257,7 +253,7 @@ func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 		}
 		return res
 	}
-	body, err := p.readBody(resp, t.BodyMatch)
+	body, err := p.readBody(resp, t.BodyMatch, t.Judge != nil && t.Judge.NeedsBody())
 	_ = resp.Body.Close() // an unread rest closes the connection
 	if err != nil && !errors.Is(err, io.EOF) {
 		res := p.failure(ctx, probeCtx, t, resp.Request, fmt.Errorf("read response body: %w", err))
@@ -267,6 +263,15 @@ func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 
 	res := judge(t, resp, body)
 	res.StatusCode = resp.StatusCode
+	if res.Success && t.Judge != nil {
+		answer := &Answer{
+			Kind:    KindHTTP,
+			Latency: time.Since(start),
+			HTTP:    &HTTPAnswer{StatusCode: resp.StatusCode, Header: resp.Header, Body: body},
+			TLS:     tlsAnswer(resp.TLS),
+		}
+		judgeAnswer(ctx, t.Judge, answer, &res)
+	}
 	return res
 }
 
@@ -312,15 +317,20 @@ func (p *HTTPProber) newRequest(ctx context.Context, t Target) (*http.Request, e
 	return req, nil
 }
 
-// readBody reads the response body up to its limit: match.MaxBytes bytes,
-// returned for match to search, when there is a match, otherwise BodyLimit
-// bytes that are discarded (returning nil).
-func (p *HTTPProber) readBody(resp *http.Response, match *BodyMatch) ([]byte, error) {
-	if match == nil {
-		_, err := io.CopyN(io.Discard, resp.Body, p.opts.BodyLimit)
+// readBody reads the response body up to its limit: match.MaxBytes bytes
+// when there is a match, otherwise BodyLimit bytes. It returns them when
+// there is a match or keep is set (a Judge reads the body), otherwise
+// discards them (returning nil).
+func (p *HTTPProber) readBody(resp *http.Response, match *BodyMatch, keep bool) ([]byte, error) {
+	limit := p.opts.BodyLimit
+	if match != nil {
+		limit, keep = match.MaxBytes, true
+	}
+	if !keep {
+		_, err := io.CopyN(io.Discard, resp.Body, limit)
 		return nil, err
 	}
-	return io.ReadAll(io.LimitReader(resp.Body, match.MaxBytes))
+	return io.ReadAll(io.LimitReader(resp.Body, limit))
 }
 
 // judge turns a complete response into a Result: the status code first,

@@ -15,7 +15,7 @@ import (
 // (ReuseConnections): the prober's own overhead per probe.
 func BenchmarkHTTPProbe(b *testing.B) {
 	srv := startServer(b, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) }))
-	p := newProber(b, newDNS(b), probing.HTTPProberOptions{})
+	p := newProber(b, newDNS(b), probing.ProberOptions{})
 	for _, reuse := range []bool{false, true} {
 		b.Run("reuseConnections="+strconv.FormatBool(reuse), func(b *testing.B) {
 			target := probing.Target{URL: srv.URL + "/", Method: http.MethodGet, Timeout: time.Second, FollowRedirects: true, ReuseConnections: reuse}

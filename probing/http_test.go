@@ -19,7 +19,7 @@ import (
 func TestHTTPProberStatusCodes(t *testing.T) {
 	t.Parallel()
 	dns := newDNS(t)
-	prober := newProber(t, dns, probing.HTTPProberOptions{})
+	prober := newProber(t, dns, probing.ProberOptions{})
 	srv := probeServer(t)
 
 	runProbeCases(t, prober, map[string]probeCase{
@@ -73,7 +73,7 @@ func TestHTTPProberStatusCodes(t *testing.T) {
 
 func TestHTTPProberRedirects(t *testing.T) {
 	t.Parallel()
-	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+	prober := newProber(t, newDNS(t), probing.ProberOptions{})
 	srv := probeServer(t)
 
 	runProbeCases(t, prober, map[string]probeCase{
@@ -109,7 +109,7 @@ func TestHTTPProberRedirects(t *testing.T) {
 func TestHTTPProberTimeout(t *testing.T) {
 	t.Parallel()
 	dns := newDNS(t)
-	prober := newProber(t, dns, probing.HTTPProberOptions{})
+	prober := newProber(t, dns, probing.ProberOptions{})
 	srv := startServer(t, http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
 		untilDone(r, 30*time.Second) // much longer than the probe's timeout
 	}))
@@ -131,7 +131,7 @@ func TestHTTPProberTimeout(t *testing.T) {
 func TestHTTPProberHugeBody(t *testing.T) {
 	t.Parallel()
 	dns := newDNS(t)
-	prober := newProber(t, dns, probing.HTTPProberOptions{}) // 64 KiB limit
+	prober := newProber(t, dns, probing.ProberOptions{}) // 64 KiB limit
 
 	const bodySize = 1 << 30
 	var written atomic.Int64
@@ -175,7 +175,7 @@ func TestHTTPProberHugeBody(t *testing.T) {
 func TestHTTPProberSlowBody(t *testing.T) {
 	t.Parallel()
 	dns := newDNS(t)
-	prober := newProber(t, dns, probing.HTTPProberOptions{})
+	prober := newProber(t, dns, probing.ProberOptions{})
 	srv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		flusher := w.(http.Flusher)
 		w.WriteHeader(http.StatusOK)
@@ -214,7 +214,7 @@ func TestHTTPProberSlowBody(t *testing.T) {
 func TestHTTPProberCancelled(t *testing.T) {
 	t.Parallel()
 	dns := newDNS(t)
-	prober := newProber(t, dns, probing.HTTPProberOptions{})
+	prober := newProber(t, dns, probing.ProberOptions{})
 	srv := startServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -230,7 +230,7 @@ func TestHTTPProberCancelled(t *testing.T) {
 func TestHTTPProberInvalidTarget(t *testing.T) {
 	t.Parallel()
 	dns := newDNS(t)
-	prober := newProber(t, dns, probing.HTTPProberOptions{})
+	prober := newProber(t, dns, probing.ProberOptions{})
 	var hits atomic.Int64
 	srv := startServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
 	valid := func(mutate func(*probing.Target)) probing.Target {

@@ -21,7 +21,7 @@ import (
 
 func TestHTTPProberRequestOptions(t *testing.T) {
 	t.Parallel()
-	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+	prober := newProber(t, newDNS(t), probing.ProberOptions{})
 
 	tests := map[string]struct {
 		target     probing.Target
@@ -86,7 +86,7 @@ func TestHTTPProberRequestOptions(t *testing.T) {
 
 func TestHTTPProberRedirectKeepsSecretHeadersOnTheirHost(t *testing.T) {
 	t.Parallel()
-	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+	prober := newProber(t, newDNS(t), probing.ProberOptions{})
 	other, otherSeen := recordingServer(t)
 	same, sameSeen := recordingServer(t)
 	origin := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -121,7 +121,7 @@ func TestHTTPProberRedirectKeepsSecretHeadersOnTheirHost(t *testing.T) {
 
 func TestHTTPProberBodyMatch(t *testing.T) {
 	t.Parallel()
-	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+	prober := newProber(t, newDNS(t), probing.ProberOptions{})
 	// 100 bytes of padding, then the status.
 	body := strings.Repeat(".", 100) + `{"status": "degraded", "secret": "do-not-show"}`
 	srv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -160,7 +160,7 @@ func TestHTTPProberBodyMatch(t *testing.T) {
 
 func TestHTTPProberTLSOptions(t *testing.T) {
 	t.Parallel()
-	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+	prober := newProber(t, newDNS(t), probing.ProberOptions{})
 	srv := startTLSServer(t, nil, 0)
 	tls12 := startTLSServer(t, nil, tls.VersionTLS12)
 	ca := serverCA(srv)
@@ -206,7 +206,7 @@ func TestHTTPProberTLSOptions(t *testing.T) {
 
 func TestHTTPProberCertificateExpiry(t *testing.T) {
 	t.Parallel()
-	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+	prober := newProber(t, newDNS(t), probing.ProberOptions{})
 	now := time.Now()
 	soon := probetest.NewCertificate(t, "soon.test", now.Add(-time.Hour), now.Add(48*time.Hour).Truncate(time.Second))
 	expired := probetest.NewCertificate(t, "expired.test", now.Add(-48*time.Hour), now.Add(-time.Hour).Truncate(time.Second))
@@ -257,7 +257,7 @@ func TestHTTPProberCertificateExpiry(t *testing.T) {
 func TestHTTPProberIPFamily(t *testing.T) {
 	t.Parallel()
 	dns := newDNS(t)
-	prober := newProber(t, dns, probing.HTTPProberOptions{})
+	prober := newProber(t, dns, probing.ProberOptions{})
 	srv := startServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})) // 127.0.0.1 only
 	url := byName(t, srv) + "/"                                                          // healthy.test: 127.0.0.1 only
 

@@ -44,6 +44,40 @@ const (
 	// ReasonEgressDenied means the egress policy refused to connect to the
 	// address the target (or a redirect) resolved to.
 	ReasonEgressDenied Reason = "EgressDenied"
+	// ReasonConditionFailed means the answer passed the kind's own checks
+	// but a condition of the target's Judge (spec.conditions) did not
+	// hold; the message is the condition's.
+	ReasonConditionFailed Reason = "ConditionFailed"
+	// ReasonInvalidCondition means a condition does not compile or
+	// type-check, so the target is not probed. A Prober never returns it:
+	// the caller that compiles the conditions does.
+	ReasonInvalidCondition Reason = "InvalidCondition"
+	// ReasonUnexpectedReply means a tcp or tls server's reply did not
+	// match the expected one (it closed the connection first, or sent more
+	// than the read limit without a match).
+	ReasonUnexpectedReply Reason = "UnexpectedReply"
+	// ReasonNotServing means a gRPC health check answered NOT_SERVING.
+	ReasonNotServing Reason = "NotServing"
+	// ReasonServiceUnknown means a gRPC health check answered
+	// SERVICE_UNKNOWN: the server does not know the service asked about.
+	ReasonServiceUnknown Reason = "ServiceUnknown"
+	// ReasonServingStatusUnknown means a gRPC health check answered
+	// UNKNOWN (or a status this prober does not know).
+	ReasonServingStatusUnknown Reason = "ServingStatusUnknown"
+	// ReasonGRPCError means the gRPC health check call failed with a gRPC
+	// status (Unimplemented when the server has no health service, ...);
+	// the message names the code.
+	ReasonGRPCError Reason = "GRPCError"
+	// ReasonUnexpectedRcode means a DNS server answered with a response
+	// code that is not accepted.
+	ReasonUnexpectedRcode Reason = "UnexpectedRcode"
+	// ReasonAnswerMismatch means a DNS response's answer section has no
+	// record matching one of the expected regular expressions.
+	ReasonAnswerMismatch Reason = "AnswerMismatch"
+	// ReasonProxyFailed means the proxy refused or failed the probe's
+	// connection (a CONNECT answered with another status than 200, a 407,
+	// or an unreachable proxy).
+	ReasonProxyFailed Reason = "ProxyFailed"
 	// ReasonSecretUnavailable means a Secret (or key) the checker refers to
 	// cannot be read, so the probe is not run. A Prober never returns it:
 	// the caller that reads the Secrets does.

@@ -13,10 +13,19 @@ import (
 // Target describes what to probe and how to judge the answer. It holds
 // resolved values: the prober applies no defaults, and a Target that does
 // not Validate is not probed (see ReasonInvalidTarget).
+//
+// Its URL's scheme chooses the Kind of probe (see KindOf). The fields
+// from Method to ReuseConnections are about HTTP: only http and https
+// targets may set them (Method is required there); TLS and
+// CertExpiryWarning apply to every kind over TLS (https, tls, grpcs); TCP,
+// GRPC and DNS belong to their kinds; Judge and Proxy apply to every kind
+// (but a dns target cannot use a proxy).
 type Target struct {
-	// URL is the absolute http or https URL to request (see BuildURL).
+	// URL is the absolute URL to probe (see BuildURL): http or https with
+	// a path, or tcp, tls, grpc, grpcs or dns with a host and port only.
 	URL string
-	// Method is the HTTP method: GET, HEAD, POST, PUT or OPTIONS. Required.
+	// Method is the HTTP method: GET, HEAD, POST, PUT or OPTIONS. Required
+	// for http and https, empty for the other kinds.
 	Method string
 	// Timeout bounds the whole probe: resolution, connection, TLS, request,
 	// and reading the (size-limited) response body. It must be positive.
@@ -57,6 +66,20 @@ type Target struct {
 	// default) makes every probe resolve, connect and shake hands anew, on
 	// a connection closed after the probe.
 	ReuseConnections bool
+	// TCP is the query and response of a tcp or tls target; nil only
+	// connects (and shakes hands).
+	TCP *TCPOptions
+	// GRPC is the health check of a grpc or grpcs target.
+	GRPC GRPCOptions
+	// DNS is the query of a dns target. Required for dns, nil otherwise.
+	DNS *DNSOptions
+	// Judge, when set, judges the answer once the kind's own checks passed
+	// (a WebChecker's spec.conditions): a false judgement fails the probe
+	// with ReasonConditionFailed.
+	Judge Judge
+	// Proxy, when set, is the HTTP proxy every connection of the probe goes
+	// through.
+	Proxy *Proxy
 }
 
 // methods are the HTTP methods a Target may use, expectedMethods the same
@@ -66,11 +89,14 @@ var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.Me
 const expectedMethods = "expected GET, HEAD, POST, PUT or OPTIONS"
 
 // Validate reports why t cannot be probed: a URL that is not an absolute
-// http or https URL with a host, a method other than GET, HEAD, POST, PUT
-// and OPTIONS, a timeout that is not positive, a status code out of range,
-// an unknown IP family, or a body match without a regular expression or
-// with MaxBytes outside [1, MaxBodyMatchBytes]. It resolves nothing: an
-// empty Method is an error, not GET. The CA bundle (TLS.RootCAs) is
+// URL of a known scheme with a host, a timeout that is not positive, an
+// unknown IP family, options of another kind than the URL's (HTTP
+// options on a tcp target, ...), a dns target without valid DNS options or
+// with a proxy, a proxy URL that is not http(s)://host:port; for http and
+// https a method other than GET, HEAD, POST, PUT and OPTIONS, a status
+// code out of range, or a body match without a regular expression or with
+// MaxBytes outside [1, MaxBodyMatchBytes]. It resolves nothing: an empty
+// Method is an error, not GET. The CA bundle (TLS.RootCAs) is
 // checked when a prober first builds a client for it. Messages start with
 // "invalid target" and never contain the URL's password.
 func (t Target) Validate() error {
@@ -84,23 +110,60 @@ func (t Target) validate() error {
 	if err := checkTargetURL(t.URL); err != nil {
 		return err
 	}
-	switch {
-	case t.Method == "":
-		return errors.New("missing method (" + expectedMethods + ")")
-	case !slices.Contains(methods, t.Method):
-		return fmt.Errorf("unsupported method %q (%s)", t.Method, expectedMethods)
-	case t.Timeout <= 0:
+	if t.Timeout <= 0 {
 		return fmt.Errorf("timeout %v is not positive", t.Timeout)
-	}
-	for _, c := range t.ExpectedStatusCodes {
-		if err := checkStatusCode(c); err != nil {
-			return fmt.Errorf("expected status codes: %w", err)
-		}
 	}
 	switch t.IPFamily {
 	case IPFamilyAny, IPFamilyIPv4, IPFamilyIPv6:
 	default:
 		return fmt.Errorf("unknown IP family %q (expected IPv4, IPv6 or empty)", string(t.IPFamily))
+	}
+	kind := KindOf(t.URL)
+	if t.TCP != nil {
+		if kind != KindTCP && kind != KindTLS {
+			return fmt.Errorf("tcp options on a %s target", kind)
+		}
+		if err := checkMaxBodyBytes(t.TCP.MaxBytes); err != nil {
+			return fmt.Errorf("tcp: %w", err)
+		}
+	}
+	if t.GRPC != (GRPCOptions{}) && kind != KindGRPC {
+		return fmt.Errorf("grpc options on a %s target", kind)
+	}
+	switch {
+	case kind == KindDNS && t.DNS == nil:
+		return errors.New("dns target without dns options")
+	case kind == KindDNS && t.Proxy != nil:
+		return errors.New("a dns target cannot use a proxy")
+	case kind == KindDNS:
+		if err := t.DNS.validate(); err != nil {
+			return err
+		}
+	case t.DNS != nil:
+		return fmt.Errorf("dns options on a %s target", kind)
+	}
+	if t.Proxy != nil {
+		if err := checkProxyURL(t.Proxy.URL); err != nil {
+			return err
+		}
+	}
+	if kind != KindHTTP {
+		if t.Method != "" || len(t.ExpectedStatusCodes) > 0 || len(t.Headers) > 0 || t.Body != "" ||
+			t.BodyMatch != nil || t.BasicAuth != nil || t.BearerToken != "" || t.ReuseConnections {
+			return fmt.Errorf("HTTP options on a %s target", kind)
+		}
+		return nil
+	}
+	switch {
+	case t.Method == "":
+		return errors.New("missing method (" + expectedMethods + ")")
+	case !slices.Contains(methods, t.Method):
+		return fmt.Errorf("unsupported method %q (%s)", t.Method, expectedMethods)
+	}
+	for _, c := range t.ExpectedStatusCodes {
+		if err := checkStatusCode(c); err != nil {
+			return fmt.Errorf("expected status codes: %w", err)
+		}
 	}
 	if m := t.BodyMatch; m != nil {
 		if m.Regexp == nil {
@@ -235,7 +298,8 @@ func (t Target) Equal(o Target) bool {
 		slices.Equal(t.Headers, o.Headers) && t.Body == o.Body && t.BodyMatch.equal(o.BodyMatch) &&
 		equalPtr(t.BasicAuth, o.BasicAuth) && t.BearerToken == o.BearerToken && t.TLS.equal(o.TLS) &&
 		t.CertExpiryWarning == o.CertExpiryWarning && t.IPFamily == o.IPFamily &&
-		t.ReuseConnections == o.ReuseConnections
+		t.ReuseConnections == o.ReuseConnections && t.TCP.equal(o.TCP) && t.GRPC == o.GRPC &&
+		t.DNS.equal(o.DNS) && judgeSource(t.Judge) == judgeSource(o.Judge) && equalPtr(t.Proxy, o.Proxy)
 }
 
 func (m *BodyMatch) equal(o *BodyMatch) bool {

@@ -90,7 +90,7 @@ func TestHTTPProberCertificateExpiryFromVerifiedChain(t *testing.T) {
 			wantExpiry: server.X509.NotAfter, wantReason: probing.ReasonSucceeded,
 		},
 	}
-	prober := newProber(t, newDNS(t), probing.HTTPProberOptions{})
+	prober := newProber(t, newDNS(t), probing.ProberOptions{})
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -78,7 +78,7 @@ func TestHTTPProberPhases(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			prober := newProber(t, dns, probing.HTTPProberOptions{})
+			prober := newProber(t, dns, probing.ProberOptions{})
 			res := prober.Probe(t.Context(), probing.Target{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
 			assert.ElementsMatch(t, tc.wantPhases, slices.Collect(maps.Keys(res.Phases)), "%+v", res)
 			var sum time.Duration
@@ -99,7 +99,7 @@ func TestHTTPProberPhases(t *testing.T) {
 func TestHTTPProberPhasesKeepAlive(t *testing.T) {
 	t.Parallel()
 	dns := newDNS(t)
-	prober := newProber(t, dns, probing.HTTPProberOptions{})
+	prober := newProber(t, dns, probing.ProberOptions{})
 	srv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }))
 
 	target := probing.Target{URL: byName(t, srv) + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: true}

@@ -11,18 +11,28 @@ import (
 // BuildURL returns the absolute URL probed for a WebChecker's host and
 // path.
 //
-// host is "http://name[:port]", "https://name[:port]" or a bare
-// "name[:port]" (meaning http), optionally followed by "/"; name may be an
-// IPv6 address in brackets ("[::1]:8080"). It must not carry credentials,
-// another path, a query or a fragment. path must start with "/" and may
-// carry a query; empty means "/".
+// host is "scheme://name[:port]" or a bare "name[:port]" (meaning http),
+// optionally followed by "/"; name may be an IPv6 address in brackets
+// ("[::1]:8080"). The scheme chooses the probe's Kind (see KindOf): http,
+// https, tcp, tls, grpc, grpcs or dns; tcp, tls, grpc and grpcs have no
+// default port and need one. host must not carry credentials, another
+// path, a query or a fragment. For http and https, path must start with
+// "/" and may carry a query; empty means "/". The other kinds take no
+// path: it must be empty.
 //
 // For example ("example.com:8080", "/healthz?full=1") gives
-// "http://example.com:8080/healthz?full=1".
+// "http://example.com:8080/healthz?full=1", and ("tcp://db:5432", "")
+// gives "tcp://db:5432".
 func BuildURL(host, path string) (string, error) {
 	u, err := parseHost(host)
 	if err != nil {
 		return "", fmt.Errorf("build URL: invalid host %q: %w", host, err)
+	}
+	if kind, _ := KindOfScheme(u.Scheme); kind != KindHTTP {
+		if path != "" {
+			return "", fmt.Errorf("build URL: a path is only for http and https, not %s", u.Scheme)
+		}
+		return u.String(), nil
 	}
 	if err := setPath(u, path); err != nil {
 		return "", fmt.Errorf("build URL: invalid path %q: %w", path, err)
@@ -44,9 +54,10 @@ func parseHost(host string) (*url.URL, error) {
 	if err != nil {
 		return nil, err
 	}
+	kind, known := KindOfScheme(u.Scheme)
 	switch {
-	case u.Scheme != "http" && u.Scheme != "https":
-		return nil, fmt.Errorf("unsupported scheme %q (expected http or https)", u.Scheme)
+	case !known:
+		return nil, fmt.Errorf("unsupported scheme %q (expected %s)", u.Scheme, expectedSchemes)
 	case u.Opaque != "" || u.Hostname() == "":
 		return nil, errors.New("missing host name")
 	case u.User != nil:
@@ -64,6 +75,11 @@ func parseHost(host string) (*url.URL, error) {
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 			return nil, fmt.Errorf("invalid port %q", port)
 		}
+	} else if _, ok := defaultPorts[u.Scheme]; !ok {
+		return nil, fmt.Errorf("missing port (a %s URL has no default port)", u.Scheme)
+	}
+	if kind != KindHTTP {
+		u.Path = ""
 	}
 	return u, nil
 }
@@ -130,8 +146,8 @@ func checkTargetURL(rawURL string) error {
 	if err != nil {
 		return fmt.Errorf("URL: %w", err)
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("URL %q: unsupported scheme %q (expected http or https)", u.Redacted(), u.Scheme)
+	if _, ok := KindOfScheme(u.Scheme); !ok {
+		return fmt.Errorf("URL %q: unsupported scheme %q (expected %s)", u.Redacted(), u.Scheme, expectedSchemes)
 	}
 	if u.Hostname() == "" {
 		return fmt.Errorf("URL %q: missing host", u.Redacted())
@@ -178,4 +194,25 @@ func urlErrorOp(method string) string {
 		return "Get"
 	}
 	return method[:1] + strings.ToLower(method[1:])
+}
+
+// checkProxyURL reports why rawURL cannot be a probe's proxy: it must be
+// http://host:port or https://host:port, without credentials (they are
+// given apart), path, query or fragment.
+func checkProxyURL(rawURL string) error {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return fmt.Errorf("proxy URL: %w", err)
+	}
+	switch {
+	case u.Scheme != "http" && u.Scheme != "https":
+		return fmt.Errorf("proxy URL %q: unsupported scheme %q (expected http or https)", u.Redacted(), u.Scheme)
+	case u.Hostname() == "":
+		return fmt.Errorf("proxy URL %q: missing host", u.Redacted())
+	case u.User != nil:
+		return fmt.Errorf("proxy URL %q: credentials are given apart, not in the URL", u.Redacted())
+	case (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("proxy URL %q: a proxy URL has no path, query or fragment", u.Redacted())
+	}
+	return nil
 }

@@ -145,7 +145,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 func (o options) replicaOptions(policy *egress.Policy, scope controllers.WatchScope) replicaOptions {
 	return replicaOptions{
 		shardID: o.shardID,
-		prober: probing.NewHTTPProber(probing.HTTPProberOptions{
+		prober: probing.NewProber(probing.ProberOptions{
 			DNSServer: o.dnsServer,
 			UserAgent: "webchecker (shard " + o.shardID + ")",
 			Egress:    policy,

@@ -116,7 +116,7 @@ func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
 
 	r := startReplica(t, viaProxy, replicaOptions{
 		shardID:        "cut-off",
-		prober:         probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: dns.Addr()}),
+		prober:         probing.NewHTTPProber(probing.ProberOptions{DNSServer: dns.Addr()}),
 		initialJitter:  100 * time.Millisecond,
 		leaseNamespace: "default",
 		ringName:       "fencing-test",
@@ -199,7 +199,7 @@ func TestReplicaDeletesStaleLeases(t *testing.T) {
 	clk := clocktesting.NewFakeClock(start)
 	r := startReplica(t, cp.Config, replicaOptions{
 		shardID:        "collector",
-		prober:         probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: probetest.NewTestDNSServer(t, nil).Addr()}),
+		prober:         probing.NewHTTPProber(probing.ProberOptions{DNSServer: probetest.NewTestDNSServer(t, nil).Addr()}),
 		leaseNamespace: "default",
 		ringName:       ringName,
 		clock:          clk,

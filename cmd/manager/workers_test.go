@@ -20,7 +20,7 @@ func TestReplicaRunsItsReconcileWorkers(t *testing.T) {
 	cp := controlPlane(t)
 	startReplica(t, cp.Config, replicaOptions{
 		shardID:          "workers",
-		prober:           probing.NewHTTPProber(probing.HTTPProberOptions{DNSServer: probetest.NewTestDNSServer(t, nil).Addr()}),
+		prober:           probing.NewHTTPProber(probing.ProberOptions{DNSServer: probetest.NewTestDNSServer(t, nil).Addr()}),
 		leaseNamespace:   "default",
 		ringName:         "workers-test",
 		reconcileWorkers: 5,

@@ -257,7 +257,7 @@ func TestHangingTargetDoesNotDelayOtherNamespaces(t *testing.T) {
 
 	obs := &lagObserver{lags: map[string][]time.Duration{}}
 	s, err := scheduler.New(scheduler.Options{
-		Prober:        probing.NewHTTPProber(probing.HTTPProberOptions{}),
+		Prober:        probing.NewHTTPProber(probing.ProberOptions{}),
 		Workers:       workers,
 		InitialJitter: -1, // every check due at once
 		Observer:      obs,

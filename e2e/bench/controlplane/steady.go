@@ -111,10 +111,15 @@ func (e *env) replicaRows(id string, before, after snapshot, maxRSS uint64) []re
 	cpu := a.CPUSince(b)
 	probes := after.probes.byShard[id] - before.probes.byShard[id]
 	rss := report.Row{Name: id + " RSS (most in the window)", Value: float64(maxRSS) / mib, Unit: "MiB"}
-	peak := report.Row{Name: id + " peak RSS (VmHWM, since start)", Value: float64(a.PeakRSS) / mib, Unit: "MiB"}
+	// The kernel records the high-water mark only on some paths (unmapping
+	// pages), not when reclaim evicts some (the binary's file pages, under
+	// memory pressure), and its per-CPU RSS counters are approximate:
+	// VmHWM read at the end was seen below an RSS sampled before (by 12 KiB).
+	peakRSS := max(a.PeakRSS, maxRSS)
+	peak := report.Row{Name: id + " peak RSS (VmHWM, since start)", Value: float64(peakRSS) / mib, Unit: "MiB"}
 	if e.size >= goalSize {
 		rss.Goal, rss.Met = "<= 80 MiB", report.Met(maxRSS <= rssGoal)
-		peak.Goal, peak.Met = "<= 80 MiB", report.Met(a.PeakRSS <= rssGoal)
+		peak.Goal, peak.Met = "<= 80 MiB", report.Met(peakRSS <= rssGoal)
 	}
 	perProbe := 0.0
 	if probes > 0 {

@@ -25,7 +25,7 @@ func newManagerProber() (*probing.HTTPProber, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parsing the default deny CIDRs: %w", err)
 	}
-	return probing.NewHTTPProber(probing.HTTPProberOptions{
+	return probing.NewHTTPProber(probing.ProberOptions{
 		UserAgent: "webchecker (shard bench)",
 		Egress:    egress.NewPolicy(egress.Options{Deny: deny}),
 	}), nil

@@ -1,0 +1,27 @@
+package probing
+
+import (
+	"context"
+	"net"
+	"time"
+)
+
+// newDialer returns the dialer of every probe connection: names resolved
+// with opts.DNSServer (see NewResolver), and the egress policy checked on
+// the address of every connection attempt, after resolution.
+func newDialer(opts ProberOptions) *net.Dialer {
+	d := &net.Dialer{
+		KeepAlive: 30 * time.Second,
+		Resolver:  NewResolver(opts.DNSServer), // nil means net.DefaultResolver
+	}
+	if opts.Egress != nil {
+		d.Control = opts.Egress.Control
+	}
+	return d
+}
+
+// dialTCP connects to addr (host:port) over TCP with d, restricted to the
+// addresses of family. The context bounds resolution and connection.
+func dialTCP(ctx context.Context, d *net.Dialer, family IPFamily, addr string) (net.Conn, error) {
+	return familyDialer(d.DialContext, family)(ctx, "tcp", addr)
+}
