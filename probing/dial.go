@@ -25,3 +25,9 @@ func newDialer(opts ProberOptions) *net.Dialer {
 func dialTCP(ctx context.Context, d *net.Dialer, family IPFamily, addr string) (net.Conn, error) {
 	return familyDialer(d.DialContext, family)(ctx, "tcp", addr)
 }
+
+// dialTarget connects a tcp, tls or grpc probe of t to addr (host:port):
+// directly, restricted to t's IP family.
+func dialTarget(ctx context.Context, d *net.Dialer, t Target, addr string) (net.Conn, error) {
+	return dialTCP(ctx, d, t.IPFamily, addr)
+}
