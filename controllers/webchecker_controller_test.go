@@ -375,11 +375,13 @@ func TestSampleManifestsApplyUnchanged(t *testing.T) {
 	require.Equal(t, []string{"flant", "badnews"}, names)
 
 	stored := getChecker(t, types.NamespacedName{Namespace: ns, Name: "flant"})
-	assert.Equal(t, "/", stored.Spec.Path)
 	assert.Equal(t, &metav1.Duration{Duration: 10 * time.Second}, stored.Spec.Interval)
 	assert.Equal(t, &metav1.Duration{Duration: time.Second}, stored.Spec.Timeout)
-	assert.Equal(t, "GET", stored.Spec.Method)
-	assert.Equal(t, ptr.To(true), stored.Spec.FollowRedirects)
+	// The HTTP-only fields have no CRD default, so that other kinds are
+	// not given one they must reject; CheckFor resolves them.
+	assert.Empty(t, stored.Spec.Path)
+	assert.Empty(t, stored.Spec.Method)
+	assert.Nil(t, stored.Spec.FollowRedirects)
 
 	bad := waitReady(t, types.NamespacedName{Namespace: ns, Name: "badnews"}, metav1.ConditionFalse, "DNSFailed", 5*time.Second)
 	msg := ready(bad).Message
@@ -401,7 +403,7 @@ var invalidSpecs = map[string]struct {
 	"no host":             {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "" }, "spec.host"},
 	"unparseable URL":     {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://exa mple.com" }, "host must be a valid URL"},
 	"unparseable port":    {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "example.com:http" }, "host must be a valid URL"},
-	"ftp scheme":          {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "ftp://example.com" }, "host must use the http or https scheme"},
+	"ftp scheme":          {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "ftp://example.com" }, "host must use one of the schemes"},
 	"path in host":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://example.com/health" }, "host must not contain a path"},
 	"query in host":       {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://example.com?x=1" }, "host must not contain a query or fragment"},
 	"fragment in host":    {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Host = "http://example.com#top" }, "host must not contain a query or fragment"},

@@ -43,3 +43,26 @@ const (
 	// spec.successThreshold; the smallest is 1.
 	MaxThreshold int32 = 20
 )
+
+// Defaults of the probe kinds' options.
+const (
+	// DefaultMaxReplyBytes is spec.tcp.maxReplyBytes' default (64 KiB).
+	DefaultMaxReplyBytes int64 = 64 << 10
+	// DefaultDNSType is spec.dns.type's default.
+	DefaultDNSType = "A"
+	// DefaultDNSTransport is spec.dns.transport's default.
+	DefaultDNSTransport = "udp"
+	// DefaultDNSRecursionDesired is spec.dns.recursionDesired's default.
+	DefaultDNSRecursionDesired = true
+)
+
+// Limits of spec.conditions (the CRD's markers carry the same values;
+// the conditions package enforces its own, equal ones).
+const (
+	// MaxConditions is the most conditions a checker has.
+	MaxConditions = 16
+	// MaxConditionExpressionBytes bounds one condition's expression.
+	MaxConditionExpressionBytes = 1024
+	// MaxConditionMessageBytes bounds one condition's message.
+	MaxConditionMessageBytes = 256
+)

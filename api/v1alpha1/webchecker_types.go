@@ -62,27 +62,48 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.bodyMatch) || !has(self.method) || self.method != 'HEAD'",message="bodyMatch cannot be used with method HEAD: a HEAD response has no body"
 // +kubebuilder:validation:XValidation:rule="!(has(self.basicAuthSecretRef) && has(self.bearerTokenSecretRef))",message="basicAuthSecretRef and bearerTokenSecretRef are mutually exclusive"
 // +kubebuilder:validation:XValidation:rule="!(has(self.basicAuthSecretRef) || has(self.bearerTokenSecretRef)) || !has(self.headers) || !self.headers.exists(h, h.name.lowerAscii() == 'authorization')",message="an Authorization header cannot be combined with basicAuthSecretRef or bearerTokenSecretRef"
+// +kubebuilder:validation:XValidation:rule="!has(self.path) || (!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://'))",message="path is only for http and https targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.method) || (!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://'))",message="method is only for http and https targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.headers) || (!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://'))",message="headers are only for http and https targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.body) || (!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://'))",message="body is only for http and https targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.bodyMatch) || (!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://'))",message="bodyMatch is only for http and https targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.basicAuthSecretRef) || (!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://'))",message="basicAuthSecretRef is only for http and https targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.bearerTokenSecretRef) || (!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://'))",message="bearerTokenSecretRef is only for http and https targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.expectedStatusCodes) || (!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://'))",message="expectedStatusCodes is only for http and https targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.followRedirects) || (!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://'))",message="followRedirects is only for http and https targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.reuseConnections) || (!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://'))",message="reuseConnections is only for http and https targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.tls) || self.host.startsWith('https://') || self.host.startsWith('tls://') || self.host.startsWith('grpcs://')",message="tls is only for https, tls and grpcs targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.tcp) || self.host.startsWith('tcp://') || self.host.startsWith('tls://')",message="tcp is only for tcp and tls targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.grpc) || self.host.startsWith('grpc://') || self.host.startsWith('grpcs://')",message="grpc is only for grpc and grpcs targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.dns) || self.host.startsWith('dns://')",message="dns is only for dns targets"
+// +kubebuilder:validation:XValidation:rule="has(self.dns) || !self.host.startsWith('dns://')",message="a dns target needs dns (at least dns.name)"
+// +kubebuilder:validation:XValidation:rule="!has(self.proxy) || !self.host.startsWith('dns://')",message="a dns target cannot use a proxy"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.interval) || !self.timeout.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || !self.interval.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.timeout) < duration(self.interval)",message="timeout must be less than interval"
 type WebCheckerSpec struct {
-	// Host is the server to probe: http://host[:port], https://host[:port],
-	// or a bare host[:port] meaning http. It carries no path, query or
-	// fragment; use path for those.
+	// Host is the server to probe; its scheme chooses the kind of probe:
+	// http://host[:port], https://host[:port] or a bare host[:port]
+	// (meaning http) request path over HTTP; tcp://host:port connects;
+	// tls://host:port connects and shakes hands; grpc://host:port and
+	// grpcs://host:port call the standard gRPC health check;
+	// dns://server[:port] (port 53 by default) queries that DNS server
+	// (see dns). It carries no path, query or fragment; use path for
+	// those.
 	//
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=512
-	// +kubebuilder:validation:XValidation:rule="!self.contains('://') || self.startsWith('http://') || self.startsWith('https://')",message="host must use the http or https scheme (or no scheme, meaning http)"
+	// +kubebuilder:validation:XValidation:rule="!self.contains('://') || self.matches('^(https?|tcp|tls|grpcs?|dns)://')",message="host must use one of the schemes http, https, tcp, tls, grpc, grpcs or dns (or no scheme, meaning http)"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('^(tcp|tls|grpcs?)://') || !isURL(self) || url(self).getPort() != ''",message="a tcp, tls, grpc or grpcs host needs a port, such as tcp://db.example.com:5432"
 	// +kubebuilder:validation:XValidation:rule="!self.contains('?') && !self.contains('#')",message="host must not contain a query or fragment; put them in path"
 	// +kubebuilder:validation:XValidation:rule="!self.contains('@')",message="host must not contain credentials"
 	// +kubebuilder:validation:XValidation:rule="isURL(self.contains('://') ? self : 'http://' + self) && url(self.contains('://') ? self : 'http://' + self).getHostname() != ''",message="host must be a valid URL such as https://example.com:8443 or example.com"
 	// +kubebuilder:validation:XValidation:rule="!isURL(self.contains('://') ? self : 'http://' + self) || url(self.contains('://') ? self : 'http://' + self).getEscapedPath() in ['', '/']",message="host must not contain a path; use path"
 	Host string `json:"host"`
 
-	// Path is the request path, with an optional query. It must start with
-	// a single /.
+	// Path is the request path of an http or https probe, with an
+	// optional query. It must start with a single /. Default /.
 	//
 	// +optional
-	// +kubebuilder:default="/"
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('/') && !self.startsWith('//')",message="path must start with a single /"
 	// +kubebuilder:validation:XValidation:rule="!self.contains('#')",message="path must not contain a fragment"
@@ -109,10 +130,10 @@ type WebCheckerSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self) <= duration('60s')",message="timeout must be at most 60s"
 	Timeout *metav1.Duration `json:"timeout,omitempty"`
 
-	// Method is the HTTP method: GET, HEAD, POST, PUT or OPTIONS.
+	// Method is the HTTP method: GET, HEAD, POST, PUT or OPTIONS. Default
+	// GET.
 	//
 	// +optional
-	// +kubebuilder:default=GET
 	// +kubebuilder:validation:Enum=GET;HEAD;POST;PUT;OPTIONS
 	Method string `json:"method,omitempty"`
 
@@ -139,7 +160,8 @@ type WebCheckerSpec struct {
 	// +optional
 	BodyMatch *BodyMatch `json:"bodyMatch,omitempty"`
 
-	// TLS configures https probes (and https redirect targets).
+	// TLS configures the TLS client of https, tls and grpcs probes (and of
+	// https redirect targets).
 	//
 	// +optional
 	TLS *TLSOptions `json:"tls,omitempty"`
@@ -196,10 +218,9 @@ type WebCheckerSpec struct {
 
 	// FollowRedirects makes the probe follow redirects (at most 10) and
 	// judge the final response. When false, a redirect response is judged
-	// itself.
+	// itself. Default true.
 	//
 	// +optional
-	// +kubebuilder:default=true
 	FollowRedirects *bool `json:"followRedirects,omitempty"`
 
 	// FailureThreshold is how many consecutive failed probes turn Ready
@@ -223,6 +244,42 @@ type WebCheckerSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=20
 	SuccessThreshold *int32 `json:"successThreshold,omitempty"`
+
+	// TCP is what a tcp or tls probe sends and the reply it expects.
+	//
+	// +optional
+	TCP *TCPProbe `json:"tcp,omitempty"`
+
+	// GRPC is the health check of a grpc or grpcs probe.
+	//
+	// +optional
+	GRPC *GRPCProbe `json:"grpc,omitempty"`
+
+	// DNS is the query of a dns probe (required for dns:// hosts).
+	//
+	// +optional
+	DNS *DNSProbe `json:"dns,omitempty"`
+
+	// Conditions are CEL expressions over the probe's answer, all of which
+	// must hold for the probe to succeed, checked in order after the
+	// kind's own checks (status code, body match, reply, serving status,
+	// rcode): for example response.json.status == "ok" or
+	// tls.expiry - now > duration("336h"). The README lists the variables
+	// of each kind. An expression that does not compile turns Ready False
+	// (reason InvalidCondition) with the compiler's message.
+	//
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	Conditions []ResponseCondition `json:"conditions,omitempty"`
+
+	// Proxy sends every connection of the probe through an HTTP proxy
+	// (CONNECT, or absolute-form requests for http), instead of the
+	// operator's default (--proxy-url). The operator's egress policy then
+	// judges the proxy's address. dns probes cannot use a proxy.
+	//
+	// +optional
+	Proxy *ProxySpec `json:"proxy,omitempty"`
 }
 
 // IPFamily is the address family a probe connects over.
@@ -385,14 +442,16 @@ type WebCheckerStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// HTTPStatusCode is the final HTTP status code of the latest probe, or 0
-	// when no response was received.
+	// HTTPStatusCode is the final HTTP status code of the latest http or
+	// https probe, or 0 when no response was received (and for the other
+	// kinds).
 	//
 	// +optional
 	HTTPStatusCode int32 `json:"httpStatusCode,omitempty"`
 
 	// CertificateExpiry is the earliest expiry (notAfter) of the
-	// certificate chain served by an https target in the latest probe.
+	// certificate chain served by an https, tls or grpcs target in the
+	// latest probe.
 	//
 	// +optional
 	CertificateExpiry *metav1.Time `json:"certificateExpiry,omitempty"`
@@ -408,8 +467,8 @@ type WebCheckerStatus struct {
 // workloads, and `kubectl delete all --all` must not delete monitoring
 // configuration (see the README's "kubectl and RBAC").
 
-// WebChecker probes an HTTP(S) server outside the cluster and reports
-// whether it is up in its Ready condition.
+// WebChecker probes a server outside the cluster (HTTP, TCP, TLS, gRPC
+// or DNS) and reports whether it is up in its Ready condition.
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
