@@ -77,7 +77,7 @@ func TestCheckForProbeOptions(t *testing.T) {
 // spec stored bare (as before a default existed) give the same Check.
 func TestCheckForResolvesTheCRDDefaults(t *testing.T) {
 	t.Parallel()
-	bare := newChecker(newNamespace(t), "defaults", "target.test", "")
+	bare := newChecker(newNamespace(t), "defaults", "https://target.test", "")
 	bare.Spec.Interval, bare.Spec.Timeout = nil, nil
 	bare.Spec.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "ok"}
 	bare.Spec.TLS = &webcheckerv1alpha1.TLSOptions{ServerName: "target.test"}

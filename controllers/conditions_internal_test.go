@@ -123,7 +123,7 @@ func TestTrackerCountsStreaksAndAsksAtTheThreshold(t *testing.T) {
 	defer cancel()
 	go func() { _ = tr.Start(ctx) }()
 
-	tr.ProbeFinished(key, timedOut) // not tracked yet: ignored
+	tr.ProbeFinished(scheduler.Outcome{Key: key, Generation: 1, Result: timedOut, Time: probed}) // not tracked yet: ignored
 	tr.track(key, 1, Thresholds{Failure: 3, Success: 2})
 	steps := []struct {
 		result     probing.Result
@@ -139,7 +139,7 @@ func TestTrackerCountsStreaksAndAsksAtTheThreshold(t *testing.T) {
 		{answered, 1, false},
 	}
 	for i, s := range steps {
-		tr.ProbeFinished(key, s.result)
+		tr.ProbeFinished(scheduler.Outcome{Key: key, Generation: 1, Result: s.result, Time: probed})
 		n, stale := tr.streak(&scheduler.Outcome{Key: key, Generation: 1, Result: s.result, Time: probed})
 		assert.False(t, stale)
 		assert.Equal(t, s.wantStreak, n, "step %d", i)
@@ -170,7 +170,14 @@ func TestTrackerCountsStreaksAndAsksAtTheThreshold(t *testing.T) {
 	tr.foreignStatus(key, "11", held)
 	_, stale = tr.streak(held)
 	assert.True(t, stale)
-	tr.ProbeFinished(key, answered)
+	// The held outcome itself may reach the Tracker only now (it is told
+	// after the outcome is stored, when the reconciler may have read it
+	// already): it is no fresh probe.
+	tr.ProbeFinished(*held)
+	tr.mu.Lock()
+	assert.True(t, tr.checkers[key].awaitingFresh, "the held outcome counted as the first probe after the take-over")
+	tr.mu.Unlock()
+	tr.ProbeFinished(scheduler.Outcome{Key: key, Generation: 2, Result: answered, Time: probed.Add(time.Second)})
 	select {
 	case <-notified:
 	case <-time.After(5 * time.Second):

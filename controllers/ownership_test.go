@@ -75,7 +75,7 @@ func (h *heldOutcomes) probed(tracker *controllers.Tracker, o scheduler.Outcome)
 	h.mu.Lock()
 	h.latest[o.Key] = o
 	h.mu.Unlock()
-	tracker.ProbeFinished(o.Key, o.Result)
+	tracker.ProbeFinished(o)
 }
 
 // takeover is a second replica, "replica-a", run by hand: its reconciler

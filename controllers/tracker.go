@@ -7,7 +7,6 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
 
@@ -78,15 +77,21 @@ func (t *Tracker) ProbeStarted(types.NamespacedName, time.Duration) {}
 // checker's streak, and asks for a reconcile when the streak reaches its
 // threshold (the scheduler already notified its first probe, a change)
 // or when it is the first probe after a take-over. Probes of checkers the
-// reconciler does not track are ignored. It never blocks.
-func (t *Tracker) ProbeFinished(key types.NamespacedName, res probing.Result) {
+// reconciler does not track are ignored, and so is the outcome a take-over
+// made stale: it may reach the Tracker after the reconciler found it
+// stale (it is told after the outcome is stored), and must neither count
+// in the new streak nor pass for the first probe after the take-over. It
+// never blocks.
+func (t *Tracker) ProbeFinished(o scheduler.Outcome) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	key := o.Key
 	c := t.checkers[key]
-	if c == nil {
+	if c == nil || (!c.stale.IsZero() && !o.Time.After(c.stale)) {
+		// Not tracked, or the outcome a take-over made stale.
 		return
 	}
-	answered := res.Success
+	answered := o.Result.Success
 	if c.n > 0 && c.answered == answered {
 		c.n++
 	} else {
@@ -256,8 +261,8 @@ func (os Observers) ProbeStarted(key types.NamespacedName, lag time.Duration) {
 }
 
 // ProbeFinished implements scheduler.Observer.
-func (os Observers) ProbeFinished(key types.NamespacedName, res probing.Result) {
+func (os Observers) ProbeFinished(out scheduler.Outcome) {
 	for _, o := range os {
-		o.ProbeFinished(key, res)
+		o.ProbeFinished(out)
 	}
 }

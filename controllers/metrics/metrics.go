@@ -105,7 +105,8 @@ func (m *Metrics) ProbeStarted(_ types.NamespacedName, lag time.Duration) {
 }
 
 // ProbeFinished observes the probe's latency and phases.
-func (m *Metrics) ProbeFinished(_ types.NamespacedName, res probing.Result) {
+func (m *Metrics) ProbeFinished(o scheduler.Outcome) {
+	res := o.Result
 	latency := m.failureLatency
 	if res.Success {
 		latency = m.successLatency

@@ -10,6 +10,7 @@ import (
 
 	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/scheduler"
 )
 
 // BenchmarkGather measures a scrape of a replica that owns 10,000 checkers
@@ -50,6 +51,6 @@ func BenchmarkProbeFinished(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		m.ProbeStarted(key, time.Millisecond)
-		m.ProbeFinished(key, res)
+		m.ProbeFinished(scheduler.Outcome{Key: key, Result: res})
 	}
 }

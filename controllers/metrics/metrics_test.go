@@ -211,10 +211,10 @@ func TestObservedMetrics(t *testing.T) {
 
 	m.ProbeStarted(keyA, 3*time.Millisecond)
 	m.ProbeStarted(keyA, 2*time.Second)
-	m.ProbeFinished(keyA, probing.Result{Success: true, Duration: 30 * time.Millisecond, Phases: probing.PhaseTimings{
+	m.ProbeFinished(scheduler.Outcome{Key: keyA, Result: probing.Result{Success: true, Duration: 30 * time.Millisecond, Phases: probing.PhaseTimings{
 		probing.PhaseDNS: time.Millisecond, probing.PhaseConnect: 2 * time.Millisecond, probing.PhaseProcessing: 20 * time.Millisecond, probing.PhaseTransfer: 4 * time.Millisecond,
-	}})
-	m.ProbeFinished(keyB, probing.Result{Duration: 5 * time.Second, Phases: probing.PhaseTimings{probing.PhaseConnect: 5 * time.Second}})
+	}}})
+	m.ProbeFinished(scheduler.Outcome{Key: keyB, Result: probing.Result{Duration: 5 * time.Second, Phases: probing.PhaseTimings{probing.PhaseConnect: 5 * time.Second}}})
 	m.StatusWritten(metrics.WriteSucceeded)
 	m.StatusWritten(metrics.WriteSucceeded)
 	m.StatusWritten(metrics.WriteConflict)
@@ -269,7 +269,7 @@ webchecker_status_writes_total{result="success"} 2
 func TestMetricNamesLint(t *testing.T) {
 	m, _, reg := newRegistered(t)
 	m.ProbeStarted(keyA, time.Millisecond)
-	m.ProbeFinished(keyA, probing.Result{Success: true, Duration: time.Millisecond})
+	m.ProbeFinished(scheduler.Outcome{Key: keyA, Result: probing.Result{Success: true, Duration: time.Millisecond}})
 	problems, err := testutil.GatherAndLint(reg)
 	require.NoError(t, err)
 	assert.Empty(t, problems)

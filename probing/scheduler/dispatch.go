@@ -342,7 +342,7 @@ func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 			"stored", stored, "changed", changed)
 	}
 	if stored && s.observer != nil {
-		s.observer.ProbeFinished(key, res)
+		s.observer.ProbeFinished(out)
 	}
 	if changed && s.notify != nil {
 		s.notify(ctx, key)

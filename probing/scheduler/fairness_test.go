@@ -200,7 +200,7 @@ func (o *lagObserver) ProbeStarted(key types.NamespacedName, lag time.Duration) 
 	o.lags[key.Namespace] = append(o.lags[key.Namespace], lag)
 }
 
-func (o *lagObserver) ProbeFinished(types.NamespacedName, probing.Result) {}
+func (o *lagObserver) ProbeFinished(scheduler.Outcome) {}
 
 func (o *lagObserver) of(ns string) []time.Duration {
 	o.mu.Lock()

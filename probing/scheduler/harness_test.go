@@ -399,7 +399,8 @@ func (o *recordingObserver) ProbeStarted(_ types.NamespacedName, lag time.Durati
 	o.lags = append(o.lags, lag)
 }
 
-func (o *recordingObserver) ProbeFinished(_ types.NamespacedName, res probing.Result) {
+func (o *recordingObserver) ProbeFinished(out scheduler.Outcome) {
+	res := out.Result
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.finished = append(o.finished, res)

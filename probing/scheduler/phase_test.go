@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"k8s.io/apimachinery/pkg/types"
 
-	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
 
@@ -35,7 +34,7 @@ func (o *dueObserver) ProbeStarted(key types.NamespacedName, lag time.Duration) 
 	o.dues[key] = append(o.dues[key], due)
 }
 
-func (o *dueObserver) ProbeFinished(types.NamespacedName, probing.Result) {}
+func (o *dueObserver) ProbeFinished(scheduler.Outcome) {}
 
 func (o *dueObserver) of(key types.NamespacedName) []time.Time {
 	o.mu.Lock()

@@ -133,10 +133,10 @@ type Observer interface {
 	// ProbeStarted is called right before a probe starts, lag after the
 	// time it was due (never negative).
 	ProbeStarted(key types.NamespacedName, lag time.Duration)
-	// ProbeFinished is called with the result of every probe whose Outcome
-	// was stored: not for probes cancelled by Remove, by a change of the
-	// check or by shutdown.
-	ProbeFinished(key types.NamespacedName, res probing.Result)
+	// ProbeFinished is called with every Outcome stored, after it was
+	// stored and before a change is notified: not for probes cancelled by
+	// Remove, by a change of the check or by shutdown.
+	ProbeFinished(o Outcome)
 }
 
 // ProbeCounts counts the stored outcomes of a check, by success.

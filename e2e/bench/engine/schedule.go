@@ -12,7 +12,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/networkio/webchecker/e2e/bench/procstat"
-	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
 
@@ -54,7 +53,8 @@ func (o *lagObserver) ProbeStarted(key types.NamespacedName, lag time.Duration) 
 }
 
 // ProbeFinished implements scheduler.Observer.
-func (o *lagObserver) ProbeFinished(_ types.NamespacedName, res probing.Result) {
+func (o *lagObserver) ProbeFinished(out scheduler.Outcome) {
+	res := out.Result
 	if !o.measuring.Load() {
 		return
 	}
