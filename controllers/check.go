@@ -25,11 +25,37 @@ var tlsVersions = map[string]uint16{
 // stored before the CRD carried the default) takes the default declared in
 // api/v1alpha1. secrets reads the Secret values the spec refers to; nil
 // means Secret access is turned off. A Secret that cannot be used is a
-// *SecretError, a failed read that a retry may fix a *secretReadError, and
-// any other error an invalid spec.
+// *SecretError, a failed read that a retry may fix a *secretReadError, a
+// condition that does not compile a *ConditionError, and any other error
+// an invalid spec. It compiles spec.conditions on every call and uses no
+// default proxy: the reconciler uses a CheckBuilder.
 func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (scheduler.Check, error) {
+	return CheckBuilder{}.CheckFor(wc, secrets)
+}
+
+// CheckBuilder builds Checks (see CheckFor) with the operator's settings.
+// The zero value compiles conditions on every call and has no default
+// proxy.
+type CheckBuilder struct {
+	// Judges caches compiled conditions; nil compiles them on every call.
+	Judges *JudgeCache
+	// Proxy is the proxy of the checkers without spec.proxy (--proxy-url,
+	// --no-proxy).
+	Proxy DefaultProxy
+}
+
+// CheckFor is CheckFor with b's settings.
+func (b CheckBuilder) CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (scheduler.Check, error) {
 	spec := wc.Spec
-	url, err := probing.BuildURL(spec.Host, cmp.Or(spec.Path, webcheckerv1alpha1.DefaultPath))
+	kind, err := kindOf(spec.Host)
+	if err != nil {
+		return scheduler.Check{}, err
+	}
+	path := ""
+	if kind == probing.KindHTTP {
+		path = cmp.Or(spec.Path, webcheckerv1alpha1.DefaultPath)
+	}
+	url, err := probing.BuildURL(spec.Host, path)
 	if err != nil {
 		return scheduler.Check{}, fmt.Errorf("invalid target: %w", err)
 	}
@@ -44,19 +70,10 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 	if timeout >= interval {
 		return scheduler.Check{}, fmt.Errorf("invalid target: timeout %s must be less than interval %s", timeout, interval)
 	}
-	codes, err := probing.ParseStatusCodes(spec.ExpectedStatusCodes)
-	if err != nil {
-		return scheduler.Check{}, fmt.Errorf("invalid target: expectedStatusCodes: %w", err)
-	}
 	target := probing.Target{
-		URL:                 url,
-		Method:              cmp.Or(spec.Method, webcheckerv1alpha1.DefaultMethod),
-		Timeout:             timeout,
-		ExpectedStatusCodes: codes,
-		FollowRedirects:     ptr.Deref(spec.FollowRedirects, webcheckerv1alpha1.DefaultFollowRedirects),
-		Body:                spec.Body,
-		CertExpiryWarning:   webcheckerv1alpha1.DefaultCertExpiryWarning,
-		ReuseConnections:    spec.ReuseConnections,
+		URL:               url,
+		Timeout:           timeout,
+		CertExpiryWarning: webcheckerv1alpha1.DefaultCertExpiryWarning,
 	}
 	switch spec.IPFamily {
 	case webcheckerv1alpha1.IPFamilyIPv4:
@@ -64,11 +81,8 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 	case webcheckerv1alpha1.IPFamilyIPv6:
 		target.IPFamily = probing.IPFamilyIPv6
 	}
-	if m := spec.BodyMatch; m != nil {
-		maxBytes := ptr.Deref(m.MaxBodyBytes, webcheckerv1alpha1.DefaultMaxBodyBytes)
-		if target.BodyMatch, err = probing.NewBodyMatch(m.Regex, m.Invert, maxBytes); err != nil {
-			return scheduler.Check{}, fmt.Errorf("invalid target: bodyMatch: %w", err)
-		}
+	if err := setKindOptions(kind, &spec, &target); err != nil {
+		return scheduler.Check{}, fmt.Errorf("invalid target: %w", err)
 	}
 	if o := spec.TLS; o != nil {
 		target.TLS = probing.TLSOptions{InsecureSkipVerify: o.InsecureSkipVerify, ServerName: o.ServerName}
@@ -81,8 +95,14 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 		}
 		target.CertExpiryWarning = durationOr(o.CertExpiryWarning, webcheckerv1alpha1.DefaultCertExpiryWarning)
 	}
+	if target.Judge, err = b.Judges.judge(kind, spec.Conditions); err != nil {
+		return scheduler.Check{}, err
+	}
 	if err := resolveSecrets(wc, secrets, &target); err != nil {
 		return scheduler.Check{}, err
+	}
+	if spec.Proxy == nil && kind != probing.KindDNS {
+		target.Proxy = b.Proxy.For(url)
 	}
 	return scheduler.Check{
 		Key:        types.NamespacedName{Namespace: wc.Namespace, Name: wc.Name},

@@ -58,7 +58,7 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	if r.Secrets != nil {
 		secrets = SecretReader(ctx, r.Secrets, wc.Namespace, r.SecretSelector)
 	}
-	check, err := CheckFor(wc, secrets)
+	check, err := r.Checks.CheckFor(wc, secrets)
 	var thresholds Thresholds
 	if err == nil {
 		thresholds, err = ThresholdsFor(wc)
@@ -66,11 +66,19 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	owned := r.Ownership.Owns(key)
 	var secretErr *SecretError
 	var readErr *secretReadError
+	var conditionErr *ConditionError
 	switch {
 	case err == nil:
 		return plan{check: &check, thresholds: thresholds, labels: wc.Labels, owned: owned}, nil
 	case errors.As(err, &readErr):
 		return plan{}, err
+	case errors.As(err, &conditionErr):
+		// Not probed until the spec changes: say why, do not retry.
+		return plan{
+			owned:     owned,
+			notProbed: &probing.Result{Reason: probing.ReasonInvalidCondition, Message: conditionErr.Message},
+			done:      reconcile.TerminalError(err),
+		}, nil
 	case errors.As(err, &secretErr):
 		// Not probed until the Secret (watched) or the spec changes.
 		return plan{owned: owned, notProbed: &probing.Result{Reason: secretErr.Reason, Message: secretErr.Message}}, nil

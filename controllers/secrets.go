@@ -101,6 +101,9 @@ func SecretNames(spec *webcheckerv1alpha1.WebCheckerSpec) []string {
 	if spec.TLS != nil && spec.TLS.CASecretRef != nil {
 		names = append(names, spec.TLS.CASecretRef.Name)
 	}
+	if spec.Proxy != nil && spec.Proxy.CredentialsSecretRef != nil {
+		names = append(names, spec.Proxy.CredentialsSecretRef.Name)
+	}
 	slices.Sort(names)
 	return slices.Compact(names)
 }
@@ -129,7 +132,8 @@ func checkersUsingSecret(reader client.Reader) func(context.Context, *corev1.Sec
 }
 
 // resolveSecrets sets the parts of target that may come from Secrets:
-// headers, credentials and the CA bundle.
+// headers, credentials, the CA bundle and spec.proxy (with its
+// credentials).
 func resolveSecrets(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues, target *probing.Target) error {
 	spec := &wc.Spec
 	if names := SecretNames(spec); len(names) > 0 && secrets == nil {
@@ -180,6 +184,11 @@ func resolveSecrets(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues, tar
 		}
 		target.TLS.RootCAs = ca
 	}
+	proxy, err := proxyFor(spec, secrets)
+	if err != nil {
+		return err
+	}
+	target.Proxy = proxy
 	return nil
 }
 

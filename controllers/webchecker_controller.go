@@ -116,6 +116,11 @@ type WebCheckerReconciler struct {
 	// SecretSelector is the label selector the manager's cache restricts
 	// Secrets to (see WatchScope), named when a Secret is not found.
 	SecretSelector labels.Selector
+
+	// Checks builds the checkers' probes: the conditions cache and the
+	// default proxy. The zero value compiles conditions on every
+	// reconcile and uses no proxy.
+	Checks CheckBuilder
 	// Metrics counts status writes. Nil means no metrics.
 	Metrics StatusWriteRecorder
 	// MetricLabels, when not nil, is given the labels of every scheduled

@@ -43,6 +43,8 @@ type options struct {
 	probeNamespaceShare float64
 	shardID             string
 	dnsServer           string
+	proxyURL            string
+	noProxy             string
 
 	leaseNamespace     string
 	ringName           string
@@ -125,6 +127,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.probeNamespaceShare, "probe-namespace-share", o.probeNamespaceShare, "Share of --probe-workers that the WebCheckers of one namespace may hold at once, in (0, 1]: at most max(1, ceil(share × workers)) probes of a namespace run at the same time, so one namespace whose targets hang cannot delay the others. 1 lets one namespace use every worker.")
 	fs.StringVar(&o.shardID, "shard-id", o.shardID, "Identity of this replica: its Lease's name, written to status.shard (default: $POD_NAME, else the host name).")
 	fs.StringVar(&o.dnsServer, "dns-server", o.dnsServer, "DNS server (host:port) that probes resolve host names with; empty uses the system resolver.")
+	fs.StringVar(&o.proxyURL, "proxy-url", o.proxyURL, "HTTP proxy (http(s)://[user:password@]host:port) of every checker without spec.proxy, dns checkers excepted; empty means none. Never taken from HTTP_PROXY and the like. The egress policy then judges the proxy's address.")
+	fs.StringVar(&o.noProxy, "no-proxy", o.noProxy, "Comma-separated hosts (and their subdomains; .domain for subdomains only), IP addresses, CIDR ranges or * that --proxy-url does not apply to, as NO_PROXY (loopback is not exempted implicitly).")
 	fs.StringVar(&o.leaseNamespace, "lease-namespace", o.leaseNamespace, "Namespace of the replicas' Leases (default: $POD_NAMESPACE, else \"default\").")
 	fs.StringVar(&o.ringName, "ring-name", o.ringName, "Name of the ring; replicas with the same ring name and lease namespace share the checkers.")
 	fs.DurationVar(&o.leaseDuration, "lease-duration", o.leaseDuration, "How long a replica's Lease stays valid without renewal (whole seconds). A crashed replica's checkers are taken over after at most this long.")
@@ -270,6 +274,9 @@ func (o options) validate() error {
 	}
 	if o.virtualNodes < 1 {
 		errs = append(errs, errors.New("--virtual-nodes must be at least 1"))
+	}
+	if _, err := controllers.ParseDefaultProxy(o.proxyURL, o.noProxy); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := o.egressPolicy(); err != nil {
 		errs = append(errs, err)

@@ -74,6 +74,10 @@ type replicaOptions struct {
 	// buildInfo labels webchecker_build_info; the zero value registers
 	// none.
 	buildInfo metrics.BuildInfo
+	// checks builds the checkers' probes (conditions cache, default
+	// proxy); the zero value compiles conditions on every reconcile and
+	// uses no proxy.
+	checks controllers.CheckBuilder
 }
 
 // replica is what setupReplica wired into the manager.
@@ -190,6 +194,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		Metrics:           r.metrics,
 		NamespaceSelector: opts.scope.NamespaceSelector,
 		SecretSelector:    opts.scope.SecretSelector,
+		Checks:            opts.checks,
 	}
 	if opts.secretAccess {
 		reconciler.Secrets = mgr.GetClient()

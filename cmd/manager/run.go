@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/controllers/metrics/scrapeauth"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -33,6 +34,10 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return err
 	}
+	proxy, err := controllers.ParseDefaultProxy(opts.proxyURL, opts.noProxy)
+	if err != nil {
+		return err
+	}
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -50,6 +55,7 @@ func run(ctx context.Context, opts options) error {
 	}
 	replicaOpts := opts.replicaOptions(policy, scope)
 	replicaOpts.metricLabels = metricLabels
+	replicaOpts.checks = controllers.CheckBuilder{Judges: controllers.NewJudgeCache(), Proxy: proxy}
 	replicaOpts.buildInfo = metrics.ReadBuildInfo(version, revision)
 	if _, err := setupReplica(mgr, replicaOpts); err != nil {
 		return err
@@ -64,7 +70,7 @@ func run(ctx context.Context, opts options) error {
 	log.Info("Starting manager", "shardID", opts.shardID, "metricsSecure", opts.metricsSecure, "probeWorkers", opts.probeWorkers, "reconcileWorkers", opts.reconcileWorkers,
 		"kubeAPIQPS", opts.kubeAPIQPS, "kubeAPIBurst", opts.kubeAPIBurst, "dnsServer", opts.dnsServer,
 		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration,
-		"secretAccess", opts.secretAccess, "metricLabels", metricLabels.LabelNames(), "version", replicaOpts.buildInfo.Version, "revision", replicaOpts.buildInfo.Revision, "egressPolicy", policy.String(), "scope", scope.String())
+		"secretAccess", opts.secretAccess, "metricLabels", metricLabels.LabelNames(), "version", replicaOpts.buildInfo.Version, "revision", replicaOpts.buildInfo.Revision, "egressPolicy", policy.String(), "proxy", proxy.String(), "scope", scope.String())
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}
