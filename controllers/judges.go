@@ -8,7 +8,6 @@ import (
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/probing"
-
 )
 
 // ConditionError is a spec.conditions entry that does not compile or

@@ -49,7 +49,7 @@ var invalidKindSpecs = map[string]struct {
 	"bodyMatch on tls": {then(kindSpec("tls://mail:465"), func(s *webcheckerv1alpha1.WebCheckerSpec) {
 		s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "ok"}
 	}), "bodyMatch is only for http and https targets"},
-	"status codes on dns": {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ExpectedStatusCodes = []int32{200} }), "expectedStatusCodes is only for http and https targets"},
+	"status codes on dns":    {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ExpectedStatusCodes = []int32{200} }), "expectedStatusCodes is only for http and https targets"},
 	"followRedirects on tcp": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.FollowRedirects = ptr.To(true) }), "followRedirects is only for http and https targets"},
 	"basic auth on tcp": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
 		s.BasicAuthSecretRef = &webcheckerv1alpha1.SecretReference{Name: "basic"}
@@ -65,12 +65,14 @@ var invalidKindSpecs = map[string]struct {
 	"dns on http": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
 		s.DNS = &webcheckerv1alpha1.DNSProbe{Name: "example.com"}
 	}, "dns is only for dns targets"},
-	"dns target without dns":   {kindSpec("dns://127.0.0.1:53"), "a dns target needs dns"},
-	"dns target through proxy": {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Proxy = &webcheckerv1alpha1.ProxySpec{URL: "http://proxy:3128"} }), "a dns target cannot use a proxy"},
-	"unknown record type":      {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.DNS.Type = "ANY" }), `supported values: "A", "AAAA"`},
-	"unknown rcode":            {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.DNS.ValidRcodes = []string{"YXDOMAIN"} }), "spec.dns.validRcodes[0]"},
-	"invalid dns name":         {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.DNS.Name = "exa mple.com" }), "spec.dns.name"},
-	"invalid answerMatch":      {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.DNS.AnswerMatch = []string{"(x"} }), "answerMatch entries must be valid RE2 regular expressions"},
+	"dns target without dns": {kindSpec("dns://127.0.0.1:53"), "a dns target needs dns"},
+	"dns target through proxy": {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Proxy = &webcheckerv1alpha1.ProxySpec{URL: "http://proxy:3128"}
+	}), "a dns target cannot use a proxy"},
+	"unknown record type": {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.DNS.Type = "ANY" }), `supported values: "A", "AAAA"`},
+	"unknown rcode":       {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.DNS.ValidRcodes = []string{"YXDOMAIN"} }), "spec.dns.validRcodes[0]"},
+	"invalid dns name":    {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.DNS.Name = "exa mple.com" }), "spec.dns.name"},
+	"invalid answerMatch": {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.DNS.AnswerMatch = []string{"(x"} }), "answerMatch entries must be valid RE2 regular expressions"},
 	"invalid expect": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
 		s.TCP = &webcheckerv1alpha1.TCPProbe{Expect: "(?=x)"}
 	}), "expect must be a valid RE2 regular expression"},
@@ -134,8 +136,10 @@ func TestValidKindSpecsAreAcceptedAndDefaulted(t *testing.T) {
 			s.TCP = &webcheckerv1alpha1.TCPProbe{Expect: "^220 "}
 			s.TLS = &webcheckerv1alpha1.TLSOptions{ServerName: "mail.example.com", MinVersion: "1.2"}
 		}),
-		"grpc":  then(kindSpec("grpc://api.example.com:9000"), func(s *webcheckerv1alpha1.WebCheckerSpec) { s.GRPC = &webcheckerv1alpha1.GRPCProbe{Service: "a.b.C"} }),
-		"grpcs": then(kindSpec("grpcs://[::1]:9443"), func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true} }),
+		"grpc": then(kindSpec("grpc://api.example.com:9000"), func(s *webcheckerv1alpha1.WebCheckerSpec) { s.GRPC = &webcheckerv1alpha1.GRPCProbe{Service: "a.b.C"} }),
+		"grpcs": then(kindSpec("grpcs://[::1]:9443"), func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true}
+		}),
 		"dns": then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
 			s.DNS.ValidRcodes, s.DNS.AnswerMatch = []string{"NOERROR", "NXDOMAIN"}, []string{`IN A 10\.0\.0\.1$`}
 			s.Conditions = []webcheckerv1alpha1.ResponseCondition{{Expression: "dns.answers.size() > 0"}}

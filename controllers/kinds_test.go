@@ -105,16 +105,18 @@ func TestCheckForRejectsFieldsOfAnotherKind(t *testing.T) {
 		mutate func(*webcheckerv1alpha1.WebCheckerSpec)
 		want   string
 	}{
-		"path on tcp":       {"tcp://db:5432", func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "/x" }, "path is only for http and https targets"},
-		"method on grpc":    {"grpc://api:9000", func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Method = "GET" }, "method is only for http"},
-		"dns on http":       {"http://example.com", func(s *webcheckerv1alpha1.WebCheckerSpec) { s.DNS = &webcheckerv1alpha1.DNSProbe{Name: "x"} }, "dns is required for dns targets, and only for them"},
-		"dns target bare":   {"dns://127.0.0.1", func(*webcheckerv1alpha1.WebCheckerSpec) {}, "dns is required"},
-		"tcp on grpc":       {"grpc://api:9000", func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TCP = &webcheckerv1alpha1.TCPProbe{} }, "tcp is only for tcp and tls targets"},
-		"grpc on tls":       {"tls://api:443", func(s *webcheckerv1alpha1.WebCheckerSpec) { s.GRPC = &webcheckerv1alpha1.GRPCProbe{} }, "grpc is only for grpc and grpcs targets"},
-		"unknown scheme":    {"udp://x:53", func(*webcheckerv1alpha1.WebCheckerSpec) {}, `unsupported scheme "udp"`},
-		"tcp without port":  {"tcp://db", func(*webcheckerv1alpha1.WebCheckerSpec) {}, "missing port"},
-		"invalid expect":    {"tcp://db:1", func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TCP = &webcheckerv1alpha1.TCPProbe{Expect: "(x"} }, "tcp.expect"},
-		"invalid dns regex": {"dns://127.0.0.1", func(s *webcheckerv1alpha1.WebCheckerSpec) { s.DNS = &webcheckerv1alpha1.DNSProbe{Name: "x", AnswerMatch: []string{"(x"}} }, "dns.answerMatch[0]"},
+		"path on tcp":      {"tcp://db:5432", func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "/x" }, "path is only for http and https targets"},
+		"method on grpc":   {"grpc://api:9000", func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Method = "GET" }, "method is only for http"},
+		"dns on http":      {"http://example.com", func(s *webcheckerv1alpha1.WebCheckerSpec) { s.DNS = &webcheckerv1alpha1.DNSProbe{Name: "x"} }, "dns is required for dns targets, and only for them"},
+		"dns target bare":  {"dns://127.0.0.1", func(*webcheckerv1alpha1.WebCheckerSpec) {}, "dns is required"},
+		"tcp on grpc":      {"grpc://api:9000", func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TCP = &webcheckerv1alpha1.TCPProbe{} }, "tcp is only for tcp and tls targets"},
+		"grpc on tls":      {"tls://api:443", func(s *webcheckerv1alpha1.WebCheckerSpec) { s.GRPC = &webcheckerv1alpha1.GRPCProbe{} }, "grpc is only for grpc and grpcs targets"},
+		"unknown scheme":   {"udp://x:53", func(*webcheckerv1alpha1.WebCheckerSpec) {}, `unsupported scheme "udp"`},
+		"tcp without port": {"tcp://db", func(*webcheckerv1alpha1.WebCheckerSpec) {}, "missing port"},
+		"invalid expect":   {"tcp://db:1", func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TCP = &webcheckerv1alpha1.TCPProbe{Expect: "(x"} }, "tcp.expect"},
+		"invalid dns regex": {"dns://127.0.0.1", func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.DNS = &webcheckerv1alpha1.DNSProbe{Name: "x", AnswerMatch: []string{"(x"}}
+		}, "dns.answerMatch[0]"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
