@@ -3,16 +3,22 @@ package controllers_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/e2e/framework"
 )
 
 // kindSpec returns a spec of host with nothing of another kind set (no
@@ -166,5 +172,38 @@ func TestValidKindSpecsAreAcceptedAndDefaulted(t *testing.T) {
 				assert.Equal(t, ptr.To(webcheckerv1alpha1.DefaultDNSRecursionDesired), d.RecursionDesired)
 			}
 		})
+	}
+}
+
+// TestEverySampleIsAccepted sends every manifest of config/samples to the
+// API server as kubectl would (dry run): each kind's sample is valid.
+func TestEverySampleIsAccepted(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	root, err := framework.RepoRoot()
+	require.NoError(t, err)
+	files, err := filepath.Glob(filepath.Join(root, "config", "samples", "*.yaml"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(files), 6)
+	hosts := map[string]bool{}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		require.NoError(t, err)
+		dec := yaml.NewYAMLOrJSONDecoder(strings.NewReader(string(data)), 4096)
+		for {
+			obj := &unstructured.Unstructured{}
+			if err := dec.Decode(&obj.Object); err != nil {
+				require.ErrorIs(t, err, io.EOF)
+				break
+			}
+			obj.SetNamespace(ns)
+			require.NoError(t, k8sClient.Create(context.Background(), obj, client.DryRunAll), "%s: %s", filepath.Base(file), obj.GetName())
+			host, _, _ := unstructured.NestedString(obj.Object, "spec", "host")
+			scheme, _, found := strings.Cut(host, "://")
+			hosts[map[bool]string{true: scheme, false: "http"}[found]] = true
+		}
+	}
+	for _, scheme := range []string{"http", "https", "tcp", "tls", "grpcs", "dns"} {
+		assert.True(t, hosts[scheme], "no sample of %s", scheme)
 	}
 }
