@@ -123,7 +123,7 @@ func newDNSQuery(t Target) (*dnsQuery, error) {
 	name := fqdn(t.DNS.Name)
 	q := &dnsQuery{
 		addr: net.JoinHostPort(u.Hostname(), port),
-		id:   uint16(rand.Uint32()),
+		id:   uint16(rand.Uint32()), // math/rand/v2's generator is ChaCha8, randomly seeded: unpredictable
 	}
 	q.prefix = fmt.Sprintf("dns query %q %s to %q: ", name, t.DNS.Type, "dns://"+q.addr)
 	n, err := dnsmessage.NewName(name)

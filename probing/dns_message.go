@@ -199,7 +199,11 @@ func parseSection(p *dnsmessage.Parser, next func() (dnsmessage.ResourceHeader, 
 		if err != nil {
 			return nil, fmt.Errorf("record %d (%s): %w", i, typeName(rh.Type), err)
 		}
-		records = append(records, formatHeader(rh)+" "+data)
+		record := formatHeader(rh)
+		if data != "" { // only a TXT record without strings has none
+			record += " " + data
+		}
+		records = append(records, record)
 	}
 }
 
