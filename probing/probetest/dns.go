@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
 )
 
 const (
@@ -26,21 +28,27 @@ const (
 )
 
 // DNSServer is a minimal DNS server for tests. It listens on 127.0.0.1 on
-// the same port for UDP and TCP and answers queries from a fixed table:
+// the same port for UDP and TCP and answers queries from a fixed table of
+// addresses, and records of any type (SetResources):
 //
-//   - A and AAAA queries for a known name get that name's IPv4 or IPv6
-//     addresses; a known name without an address of the asked family (or
-//     any other query type for a known name) gets an empty NOERROR answer;
+//   - A and AAAA queries for a name of the table get that name's IPv4 or
+//     IPv6 addresses; queries of a name with records of the asked type
+//     (SetResources) get those records; a name with a CNAME record and
+//     nothing of the asked type gets the CNAME and the records of its
+//     target; a known name (in the table or with records) without anything
+//     of the asked type gets an empty NOERROR answer;
 //   - queries for unknown names get NXDOMAIN;
+//   - queries for a name given an rcode (SetRcode) get that rcode
+//     (SERVFAIL, REFUSED, ...) and no records;
 //   - a query that cannot be parsed past its header gets FORMERR, a
 //     message too short to carry a header is ignored, and a non-query
 //     opcode gets NOTIMP.
 //
 // UDP answers that do not fit the client's buffer (512 bytes, or the size
 // announced in an EDNS(0) OPT record) are truncated, so that clients retry
-// over TCP. The table can be replaced while the server runs (SetRecords),
-// and answers can rotate like round-robin DNS (Rotate). A DNSServer is safe
-// for concurrent use.
+// over TCP. The table and records can be replaced while the server runs
+// (SetRecords, SetResources, SetRcode), and address answers can rotate
+// like round-robin DNS (Rotate). A DNSServer is safe for concurrent use.
 type DNSServer struct {
 	addr    string
 	udp     net.PacketConn
@@ -48,7 +56,11 @@ type DNSServer struct {
 	queries atomic.Int64
 
 	recordsMu sync.Mutex
-	records   map[string][]net.IP // replaced, never modified in place
+	// records, resources and rcodes are keyed by canonical name, and
+	// replaced, never modified in place.
+	records   map[string][]net.IP
+	resources map[string][]resource
+	rcodes    map[string]dnsmessage.RCode
 	rotate    bool
 	answered  map[string]int // answers so far, by name and type (when rotating)
 
@@ -165,6 +177,67 @@ func (s *DNSServer) Rotate(on bool) {
 	s.rotate = on
 }
 
+// SetResources replaces the records the server answers with besides the
+// addresses of its table (nil removes them all). Each record answers the
+// queries of its owner name (Header.Name, case-insensitive, with or
+// without the trailing dot) and of the type of its Body, with its
+// Header.TTL, in class IN. A name with records is known: queries of its
+// other types get an empty NOERROR answer, not NXDOMAIN. A name with a
+// CNAME record and no record of the asked type is answered with the CNAME
+// and what the server answers for the CNAME's target (up to 8 CNAMEs in a
+// row), as an authoritative server does. For example:
+//
+//	srv.SetResources([]dnsmessage.Resource{
+//		{Header: dnsmessage.ResourceHeader{Name: dnsmessage.MustNewName("www.test."), TTL: 60},
+//			Body: &dnsmessage.CNAMEResource{CNAME: dnsmessage.MustNewName("web.test.")}},
+//		{Header: dnsmessage.ResourceHeader{Name: dnsmessage.MustNewName("web.test."), TTL: 60},
+//			Body: &dnsmessage.TXTResource{TXT: []string{"v=spf1 -all"}}},
+//	})
+//
+// The records are copied, but not their bodies, which must not be
+// modified afterwards. A record that cannot be packed is an error, and
+// leaves the records as they were.
+func (s *DNSServer) SetResources(rrs []dnsmessage.Resource) error {
+	table := make(map[string][]resource, len(rrs))
+	for i, r := range rrs {
+		res, err := newResource(r)
+		if err != nil {
+			return fmt.Errorf("probetest: resource %d: %w", i, err)
+		}
+		key := canonicalName(res.rr.Header.Name.String())
+		table[key] = append(table[key], res)
+	}
+	s.recordsMu.Lock()
+	defer s.recordsMu.Unlock()
+	s.resources = table
+	return nil
+}
+
+// SetRcode makes the server answer every query of name (case-insensitive,
+// with or without the trailing dot) with rcode and no records, whether it
+// knows the name or not: dnsmessage.RCodeServerFailure,
+// dnsmessage.RCodeRefused, ... dnsmessage.RCodeSuccess answers the name
+// from the table and records again.
+func (s *DNSServer) SetRcode(name string, rcode dnsmessage.RCode) error {
+	key := canonicalName(name)
+	if key == "" {
+		return fmt.Errorf("probetest: invalid name %q", name)
+	}
+	s.recordsMu.Lock()
+	defer s.recordsMu.Unlock()
+	rcodes := make(map[string]dnsmessage.RCode, len(s.rcodes)+1)
+	for k, v := range s.rcodes {
+		rcodes[k] = v
+	}
+	if rcode == dnsmessage.RCodeSuccess {
+		delete(rcodes, key)
+	} else {
+		rcodes[key] = rcode
+	}
+	s.rcodes = rcodes
+	return nil
+}
+
 // Addr returns the address the server listens on (UDP and TCP), as
 // host:port, for example "127.0.0.1:40053".
 func (s *DNSServer) Addr() string { return s.addr }
@@ -270,13 +343,25 @@ func (s *DNSServer) serveConn(c net.Conn) {
 	}
 }
 
-// lookup returns the addresses of name, whether it is known, and whether
-// answers rotate.
-func (s *DNSServer) lookup(name string) (ips []net.IP, known, rotate bool) {
+// zone is what the server answers from at one moment.
+type zone struct {
+	records   map[string][]net.IP
+	resources map[string][]resource
+	rcodes    map[string]dnsmessage.RCode
+	rotate    bool
+}
+
+// known reports whether name (canonical) has addresses or records.
+func (z zone) known(name string) bool {
+	_, inTable := z.records[name]
+	return inTable || len(z.resources[name]) > 0
+}
+
+// zone returns what the server answers from now.
+func (s *DNSServer) zone() zone {
 	s.recordsMu.Lock()
 	defer s.recordsMu.Unlock()
-	ips, known = s.records[name]
-	return ips, known, s.rotate
+	return zone{records: s.records, resources: s.resources, rcodes: s.rcodes, rotate: s.rotate}
 }
 
 // nextAnswer returns how many answers were given for key before, and

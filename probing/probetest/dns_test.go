@@ -2,8 +2,11 @@ package probetest_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 
@@ -272,4 +275,160 @@ func TestDNSServerRotate(t *testing.T) {
 	assert.Equal(t, []string{"127.0.0.1", "127.0.0.2", "127.0.0.3", "127.0.0.1"}, []string{first(), first(), first(), first()})
 	srv.Rotate(false)
 	assert.Equal(t, "127.0.0.1", first())
+}
+
+func rr(name string, ttl uint32, body dnsmessage.ResourceBody) dnsmessage.Resource {
+	return dnsmessage.Resource{Header: dnsmessage.ResourceHeader{Name: dnsmessage.MustNewName(name), TTL: ttl}, Body: body}
+}
+
+// resourceText is a record as the tests compare it.
+func resourceText(r dnsmessage.Resource) string {
+	return fmt.Sprintf("%s %d %v %s", r.Header.Name.String(), r.Header.TTL, r.Header.Type, r.Body.GoString())
+}
+
+func TestDNSServerResources(t *testing.T) {
+	t.Parallel()
+	srv := probetest.NewTestDNSServer(t, map[string][]net.IP{"web.test": {net.IPv4(127, 0, 0, 5)}})
+	require.NoError(t, srv.SetResources([]dnsmessage.Resource{
+		rr("www.test.", 60, &dnsmessage.CNAMEResource{CNAME: dnsmessage.MustNewName("web.test.")}),
+		rr("web.test", 60, &dnsmessage.TXTResource{TXT: []string{"v=spf1 -all"}}),
+		rr("Mail.Test.", 60, &dnsmessage.MXResource{Pref: 10, MX: dnsmessage.MustNewName("mx.test.")}),
+		rr("dangling.test.", 60, &dnsmessage.CNAMEResource{CNAME: dnsmessage.MustNewName("nowhere.test.")}),
+		rr("loop1.test.", 60, &dnsmessage.CNAMEResource{CNAME: dnsmessage.MustNewName("loop2.test.")}),
+		rr("loop2.test.", 60, &dnsmessage.CNAMEResource{CNAME: dnsmessage.MustNewName("loop1.test.")}),
+	}))
+	var (
+		cname = (&dnsmessage.CNAMEResource{CNAME: dnsmessage.MustNewName("web.test.")}).GoString()
+		a     = (&dnsmessage.AResource{A: [4]byte{127, 0, 0, 5}}).GoString()
+		txt   = (&dnsmessage.TXTResource{TXT: []string{"v=spf1 -all"}}).GoString()
+		mx    = (&dnsmessage.MXResource{Pref: 10, MX: dnsmessage.MustNewName("mx.test.")}).GoString()
+		dang  = (&dnsmessage.CNAMEResource{CNAME: dnsmessage.MustNewName("nowhere.test.")}).GoString()
+	)
+
+	tests := map[string]struct {
+		name      string
+		typ       dnsmessage.Type
+		wantRCode dnsmessage.RCode
+		want      []string
+	}{
+		"CNAME followed to an address": {
+			name: "www.test.", typ: dnsmessage.TypeA,
+			want: []string{"www.test. 60 TypeCNAME " + cname, "web.test. 1 TypeA " + a},
+		},
+		"CNAME followed to a TXT record": {
+			name: "www.test.", typ: dnsmessage.TypeTXT,
+			want: []string{"www.test. 60 TypeCNAME " + cname, "web.test. 60 TypeTXT " + txt},
+		},
+		"CNAME asked for": {
+			name: "WWW.test.", typ: dnsmessage.TypeCNAME, want: []string{"WWW.test. 60 TypeCNAME " + cname},
+		},
+		"TXT record of a name with an address": {
+			name: "web.test.", typ: dnsmessage.TypeTXT, want: []string{"web.test. 60 TypeTXT " + txt},
+		},
+		"MX record, owner name in the query's case": {
+			name: "mail.test.", typ: dnsmessage.TypeMX, want: []string{"mail.test. 60 TypeMX " + mx},
+		},
+		"name known by its records only": {name: "mail.test.", typ: dnsmessage.TypeA},
+		"CNAME to an unknown name": {
+			name: "dangling.test.", typ: dnsmessage.TypeA, want: []string{"dangling.test. 60 TypeCNAME " + dang},
+		},
+		"unknown name":       {name: "nowhere.test.", typ: dnsmessage.TypeTXT, wantRCode: dnsmessage.RCodeNameError},
+		"name of the table":  {name: "web.test.", typ: dnsmessage.TypeA, want: []string{"web.test. 1 TypeA " + a}},
+		"table, other types": {name: "web.test.", typ: dnsmessage.TypeMX},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			for _, resp := range []dnsmessage.Message{
+				exchange(t, srv.Addr(), query(t, 3, tc.name, tc.typ)),
+				exchangeTCP(t, srv.Addr(), query(t, 3, tc.name, tc.typ)),
+			} {
+				assert.Equal(t, tc.wantRCode, resp.RCode)
+				got := make([]string, len(resp.Answers))
+				for i, r := range resp.Answers {
+					got[i] = resourceText(r)
+					assert.Equal(t, dnsmessage.ClassINET, r.Header.Class)
+				}
+				if len(tc.want) == 0 {
+					assert.Empty(t, got)
+					continue
+				}
+				assert.Equal(t, tc.want, got)
+			}
+		})
+	}
+
+	t.Run("CNAME loop", func(t *testing.T) {
+		t.Parallel()
+		resp := exchange(t, srv.Addr(), query(t, 4, "loop1.test.", dnsmessage.TypeA))
+		assert.Equal(t, dnsmessage.RCodeSuccess, resp.RCode)
+		assert.Len(t, resp.Answers, 9, "the loop is followed a bounded number of times")
+	})
+}
+
+func TestDNSServerSetResourcesErrors(t *testing.T) {
+	t.Parallel()
+	srv := probetest.NewTestDNSServer(t, nil)
+	require.NoError(t, srv.SetResources([]dnsmessage.Resource{
+		rr("kept.test.", 1, &dnsmessage.TXTResource{TXT: []string{"kept"}}),
+	}))
+	for name, rrs := range map[string][]dnsmessage.Resource{
+		"no body":         {{Header: dnsmessage.ResourceHeader{Name: dnsmessage.MustNewName("x.test.")}}},
+		"no name":         {{Body: &dnsmessage.TXTResource{TXT: []string{"x"}}}},
+		"root name":       {rr(".", 1, &dnsmessage.TXTResource{TXT: []string{"x"}})},
+		"unpackable body": {rr("x.test.", 1, &dnsmessage.TXTResource{TXT: []string{strings.Repeat("x", 256)}})},
+		"empty label":     {rr("x..test.", 1, &dnsmessage.TXTResource{TXT: []string{"x"}})},
+	} {
+		assert.Error(t, srv.SetResources(rrs), name)
+	}
+	resp := exchange(t, srv.Addr(), query(t, 5, "kept.test.", dnsmessage.TypeTXT))
+	assert.Len(t, resp.Answers, 1, "a failed SetResources keeps the records")
+
+	require.NoError(t, srv.SetResources(nil))
+	resp = exchange(t, srv.Addr(), query(t, 5, "kept.test.", dnsmessage.TypeTXT))
+	assert.Equal(t, dnsmessage.RCodeNameError, resp.RCode, "nil removes every record")
+}
+
+func TestDNSServerSetRcode(t *testing.T) {
+	t.Parallel()
+	srv := probetest.NewTestDNSServer(t, testRecords())
+	require.NoError(t, srv.SetRcode("HEALTHY.test.", dnsmessage.RCodeServerFailure))
+	require.NoError(t, srv.SetRcode("unknown.test", dnsmessage.RCodeRefused))
+	assert.Error(t, srv.SetRcode("", dnsmessage.RCodeRefused))
+
+	resp := exchange(t, srv.Addr(), query(t, 6, "healthy.test.", dnsmessage.TypeA))
+	assert.Equal(t, dnsmessage.RCodeServerFailure, resp.RCode)
+	assert.Empty(t, resp.Answers)
+	require.Len(t, resp.Questions, 1, "the question is repeated")
+	resp = exchangeTCP(t, srv.Addr(), query(t, 6, "unknown.test.", dnsmessage.TypeTXT))
+	assert.Equal(t, dnsmessage.RCodeRefused, resp.RCode)
+	resp = exchange(t, srv.Addr(), query(t, 6, "dual.test.", dnsmessage.TypeA))
+	assert.Equal(t, dnsmessage.RCodeSuccess, resp.RCode, "other names are answered as before")
+
+	require.NoError(t, srv.SetRcode("healthy.test", dnsmessage.RCodeSuccess))
+	resp = exchange(t, srv.Addr(), query(t, 6, "healthy.test.", dnsmessage.TypeA))
+	assert.Equal(t, dnsmessage.RCodeSuccess, resp.RCode)
+	assert.Len(t, resp.Answers, 1, "RCodeSuccess answers from the table again")
+	resp = exchange(t, srv.Addr(), query(t, 6, "unknown.test.", dnsmessage.TypeTXT))
+	assert.Equal(t, dnsmessage.RCodeRefused, resp.RCode, "the other name keeps its rcode")
+}
+
+// exchangeTCP sends one message over TCP and returns the answer.
+func exchangeTCP(t *testing.T, server string, msg []byte) dnsmessage.Message {
+	t.Helper()
+	conn, err := net.Dial("tcp", server)
+	require.NoError(t, err)
+	defer conn.Close()
+	require.NoError(t, conn.SetDeadline(time.Now().Add(10*time.Second)))
+	_, err = conn.Write(append([]byte{byte(len(msg) >> 8), byte(len(msg))}, msg...))
+	require.NoError(t, err)
+	var prefix [2]byte
+	_, err = io.ReadFull(conn, prefix[:])
+	require.NoError(t, err)
+	buf := make([]byte, int(prefix[0])<<8|int(prefix[1]))
+	_, err = io.ReadFull(conn, buf)
+	require.NoError(t, err)
+	var resp dnsmessage.Message
+	require.NoError(t, resp.Unpack(buf))
+	return resp
 }

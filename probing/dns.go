@@ -1,0 +1,263 @@
+package probing
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/net/dns/dnsmessage"
+)
+
+// DNSProber probes dns targets: it sends one query to the DNS server the
+// target's URL names (dns://server[:port], port 53 by default) and judges
+// the response's rcode and answer section (see DNSOptions). It is safe for
+// concurrent use.
+//
+// The server's name, when it is one, is resolved with the prober's
+// resolver (ProberOptions.DNSServer), and the egress policy judges the
+// server's address, over UDP as over TCP. The query asks for one record
+// type of one name, with a random ID and an EDNS(0) OPT record announcing
+// a 1232-byte UDP payload; it is sent once (no retransmission: a lost
+// datagram is a timeout). Over UDP, datagrams with another ID are ignored,
+// as resolvers do against forgeries, until the timeout; over TCP (with
+// its 2-byte length prefix) such a response fails the probe. A truncated
+// UDP response is judged as it is.
+type DNSProber struct {
+	opts   ProberOptions // with defaults
+	dialer *net.Dialer
+}
+
+var _ Prober = (*DNSProber)(nil)
+
+// NewDNSProber returns a DNSProber configured by opts: its DNSServer
+// resolves the names of DNS servers, its Egress policy judges their
+// addresses.
+func NewDNSProber(opts ProberOptions) *DNSProber {
+	opts = opts.withDefaults()
+	return &DNSProber{opts: opts, dialer: newDialer(opts)}
+}
+
+// udpBuffers holds the 64 KiB buffers UDP responses are read into: a
+// datagram cannot be larger.
+var udpBuffers = sync.Pool{New: func() any { b := make([]byte, 64<<10); return &b }}
+
+// dnsQuery is the query of one probe.
+type dnsQuery struct {
+	addr     string // the server's host:port, as the URL names it
+	id       uint16
+	question dnsmessage.Question
+	msg      []byte // packed
+	prefix   string // of the probe's messages
+}
+
+// Probe queries the DNS server of t.URL for t.DNS and judges the response:
+// its rcode must be one of t.DNS.Rcodes (NOERROR by default), else
+// ReasonUnexpectedRcode; each of t.DNS.AnswerMatch must match a record of
+// the answer section, else ReasonAnswerMismatch; then t.Judge, if any,
+// judges the Answer. No response within t.Timeout is ReasonTimeout, a
+// refused connection (or an ICMP port unreachable, over UDP) or a
+// malformed response ReasonConnectionFailed, a server name that does not
+// resolve ReasonDNSFailed, a denied address ReasonEgressDenied.
+func (p *DNSProber) Probe(ctx context.Context, t Target) Result {
+	start := time.Now()
+	res := p.probe(ctx, t, start)
+	res.Message = BoundMessage(res.Message)
+	res.Duration = time.Since(start)
+	return res
+}
+
+func (p *DNSProber) probe(ctx context.Context, t Target, start time.Time) Result {
+	if err := t.Validate(); err != nil {
+		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
+	}
+	if kind := KindOf(t.URL); kind != KindDNS {
+		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: the DNS prober cannot probe %s targets", kind)}
+	}
+	q, err := newDNSQuery(t)
+	if err != nil {
+		return Result{Reason: ReasonInvalidTarget, Message: "invalid target: " + err.Error()}
+	}
+
+	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
+	defer cancel()
+	resp, err := p.exchange(probeCtx, t, q)
+	latency := time.Since(start)
+	if err != nil {
+		return p.failure(ctx, probeCtx, t, q, err)
+	}
+
+	res := judgeDNS(t.DNS, q, resp)
+	if res.Success && t.Judge != nil {
+		answer := &Answer{
+			Kind:    KindDNS,
+			Latency: latency,
+			DNS: &DNSAnswer{
+				Rcode: resp.rcode, Answers: resp.answers, Authority: resp.authority, Additional: resp.additional,
+			},
+		}
+		judgeAnswer(ctx, t.Judge, answer, &res)
+	}
+	return res
+}
+
+// newDNSQuery builds the query of a valid dns target. It fails when the
+// name is not a valid domain name.
+func newDNSQuery(t Target) (*dnsQuery, error) {
+	u, err := url.Parse(t.URL)
+	if err != nil { // already validated; kept so that Probe cannot panic
+		return nil, err
+	}
+	port := u.Port()
+	if port == "" {
+		port = defaultPorts["dns"]
+	}
+	name := fqdn(t.DNS.Name)
+	q := &dnsQuery{
+		addr: net.JoinHostPort(u.Hostname(), port),
+		id:   uint16(rand.Uint32()), // math/rand/v2's generator is ChaCha8, randomly seeded: unpredictable
+	}
+	q.prefix = fmt.Sprintf("dns query %q %s to %q: ", name, t.DNS.Type, "dns://"+q.addr)
+	n, err := dnsmessage.NewName(name)
+	if err != nil {
+		return nil, fmt.Errorf("dns: name %q: %w", t.DNS.Name, err)
+	}
+	q.question = dnsmessage.Question{Name: n, Type: dnsTypeCodes[t.DNS.Type], Class: dnsmessage.ClassINET}
+	if q.msg, err = buildQuery(q.id, q.question, t.DNS.RecursionDesired); err != nil {
+		return nil, fmt.Errorf("dns: name %q: %w", t.DNS.Name, err)
+	}
+	return q, nil
+}
+
+// exchange sends q to its server and reads the response, within ctx.
+func (p *DNSProber) exchange(ctx context.Context, t Target, q *dnsQuery) (*dnsResponse, error) {
+	conn, err := p.dial(ctx, t, q.addr)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if deadline, ok := ctx.Deadline(); ok {
+		_ = conn.SetDeadline(deadline)
+	}
+	// A cancelled probe stops waiting at once: reads fail with a timeout,
+	// which failure tells from the probe's own timeout by ctx.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+	if t.DNS.Transport == "tcp" {
+		return exchangeTCP(conn, q)
+	}
+	return exchangeUDP(conn, q)
+}
+
+// dial connects to the DNS server at addr (host:port) over t's transport,
+// restricted to t's IP family, with the egress policy.
+func (p *DNSProber) dial(ctx context.Context, t Target, addr string) (net.Conn, error) {
+	if t.DNS.Transport == "tcp" {
+		return dialTarget(ctx, p.dialer, t, addr)
+	}
+	network := "udp"
+	switch t.IPFamily {
+	case IPFamilyIPv4:
+		network = "udp4"
+	case IPFamilyIPv6:
+		network = "udp6"
+	}
+	return p.dialer.DialContext(ctx, network, addr)
+}
+
+// exchangeUDP sends q in one datagram and returns the first response with
+// its ID: datagrams with another ID are ignored.
+func exchangeUDP(conn net.Conn, q *dnsQuery) (*dnsResponse, error) {
+	if _, err := conn.Write(q.msg); err != nil {
+		return nil, err
+	}
+	bufp := udpBuffers.Get().(*[]byte)
+	defer udpBuffers.Put(bufp)
+	for {
+		n, err := conn.Read(*bufp)
+		if err != nil {
+			return nil, err
+		}
+		resp, err := parseResponse((*bufp)[:n], q.id, q.question)
+		if errors.Is(err, errIDMismatch) {
+			continue
+		}
+		return resp, err
+	}
+}
+
+// exchangeTCP sends q with its 2-byte length prefix and reads one response.
+func exchangeTCP(conn net.Conn, q *dnsQuery) (*dnsResponse, error) {
+	out := binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(q.msg)), uint16(len(q.msg)))
+	if _, err := conn.Write(append(out, q.msg...)); err != nil {
+		return nil, err
+	}
+	var prefix [2]byte
+	if _, err := io.ReadFull(conn, prefix[:]); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("the server closed the connection without responding")
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, malformed("the server closed the connection in the length prefix")
+		}
+		return nil, err
+	}
+	msg := make([]byte, binary.BigEndian.Uint16(prefix[:]))
+	if _, err := io.ReadFull(conn, msg); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			return nil, malformed("the server closed the connection in the middle of the response")
+		}
+		return nil, err
+	}
+	return parseResponse(msg, q.id, q.question)
+}
+
+// failure classifies the error of an exchange. ctx is the caller's
+// context, probeCtx the one bounded by the target's timeout.
+func (p *DNSProber) failure(ctx, probeCtx context.Context, t Target, q *dnsQuery, err error) Result {
+	var netErr net.Error
+	switch {
+	case ctx.Err() != nil:
+		return Result{Reason: ReasonTimeout, Message: q.prefix + "probe cancelled: " + ctx.Err().Error()}
+	case probeCtx.Err() != nil || (errors.As(err, &netErr) && netErr.Timeout()):
+		return Result{Reason: ReasonTimeout, Message: q.prefix + "timeout after " + t.Timeout.String()}
+	}
+	return Result{Reason: classify(err), Message: q.prefix + stableErrorText(err, p.opts.DNSServer, q.addr)}
+}
+
+// judgeDNS judges a response's rcode, then its answer section.
+func judgeDNS(o *DNSOptions, q *dnsQuery, resp *dnsResponse) Result {
+	accepted := o.Rcodes
+	if len(accepted) == 0 {
+		accepted = []string{"NOERROR"}
+	}
+	if !slices.Contains(accepted, resp.rcode) {
+		expected := accepted[0]
+		if len(accepted) > 1 {
+			expected = "one of " + strings.Join(accepted, ", ")
+		}
+		return Result{
+			Reason:  ReasonUnexpectedRcode,
+			Message: fmt.Sprintf("%srcode %s (expected %s)", q.prefix, resp.rcode, expected),
+		}
+	}
+	for _, re := range o.AnswerMatch {
+		if slices.ContainsFunc(resp.answers, re.MatchString) {
+			continue
+		}
+		msg := fmt.Sprintf("%sno answer record matches %q", q.prefix, re.String())
+		if len(resp.answers) == 0 {
+			msg += " (the answer section is empty)"
+		}
+		return Result{Reason: ReasonAnswerMismatch, Message: msg}
+	}
+	return Result{Success: true, Reason: ReasonSucceeded, Message: ReadyMessage}
+}
