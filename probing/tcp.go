@@ -1,0 +1,208 @@
+package probing
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"time"
+)
+
+// tcpProber probes tcp and tls targets: it resolves the name, connects
+// (through the egress policy, restricted to the target's IP family),
+// shakes hands for tls, and then, when the target has TCPOptions, sends
+// their query and waits for the reply they expect. Every probe has a
+// connection of its own, closed when the probe ends. It is safe for
+// concurrent use.
+//
+// Without TCPOptions.Expect nothing is read: the Answer's TCPAnswer.Reply
+// is empty, even for a Judge that reads it. Reading "whatever the server
+// sends" has no stable end (a server that keeps the connection open sends
+// it in pieces, at times of its own), so only an Expect says when the
+// reply is complete.
+type tcpProber struct {
+	opts   ProberOptions // with defaults
+	dialer *net.Dialer
+}
+
+var _ Prober = (*tcpProber)(nil)
+
+// newTCPProber returns the prober of tcp and tls targets, with opts'
+// resolver and egress policy.
+func newTCPProber(opts ProberOptions) *tcpProber {
+	opts = opts.withDefaults()
+	return &tcpProber{opts: opts, dialer: newDialer(opts)}
+}
+
+// Probe connects to t.URL's host and port, shakes hands for tls (judging
+// the certificate chain as the HTTP prober does), sends t.TCP.Send and
+// reads until t.TCP.Expect matches (see readReply), then runs t.Judge.
+// t.Timeout bounds all of it. Probe never panics: a target that does not
+// Validate, is not tcp or tls, has no port, or whose TLS settings do not
+// work gives ReasonInvalidTarget.
+func (p *tcpProber) Probe(ctx context.Context, t Target) Result {
+	start := time.Now()
+	res := p.probe(ctx, t, start)
+	res.Message = BoundMessage(res.Message)
+	res.Duration = time.Since(start)
+	return res
+}
+
+// tcpTarget is what a probe needs of a valid tcp or tls Target.
+type tcpTarget struct {
+	kind Kind
+	url  string      // for messages, without a password
+	addr string      // host:port, as in the URL
+	tls  *tls.Config // for tls targets only
+}
+
+// parseTCPTarget checks t and returns what probing it needs; its errors
+// are the messages of ReasonInvalidTarget.
+func parseTCPTarget(t Target) (tcpTarget, error) {
+	if err := t.Validate(); err != nil {
+		return tcpTarget{}, err
+	}
+	kind := KindOf(t.URL)
+	if kind != KindTCP && kind != KindTLS {
+		return tcpTarget{}, fmt.Errorf("invalid target: the TCP prober cannot probe %s targets", kind)
+	}
+	u, err := parseURL(t.URL)
+	if err != nil { // already validated; kept so that Probe cannot panic
+		return tcpTarget{}, fmt.Errorf("invalid target: %w", err)
+	}
+	tt := tcpTarget{kind: kind, url: redactURL(u), addr: net.JoinHostPort(u.Hostname(), u.Port())}
+	if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {
+		return tcpTarget{}, fmt.Errorf("invalid target: URL %q: missing or invalid port (a %s URL has no default port)", tt.url, u.Scheme)
+	}
+	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		return tcpTarget{}, fmt.Errorf("invalid target: URL %q: a %s URL has no path, query or fragment", tt.url, u.Scheme)
+	}
+	if kind == KindTLS {
+		cfg, err := t.TLS.tlsConfig()
+		if err != nil {
+			return tcpTarget{}, fmt.Errorf("invalid target: TLS settings: %w", err)
+		}
+		if cfg == nil {
+			cfg = &tls.Config{}
+		}
+		if cfg.ServerName == "" {
+			cfg.ServerName = u.Hostname() // as net/http does; an IP address is verified, not sent
+		}
+		tt.tls = cfg
+	}
+	return tt, nil
+}
+
+func (p *tcpProber) probe(ctx context.Context, t Target, start time.Time) Result {
+	tt, err := parseTCPTarget(t)
+	if err != nil {
+		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
+	}
+	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
+	defer cancel()
+
+	raw, err := dialTarget(probeCtx, p.dialer, t, tt.addr)
+	if err != nil {
+		return p.failure(ctx, probeCtx, t, tt, "connect", err)
+	}
+	conn := raw
+	defer func() { closeProbeConn(probeCtx, conn, raw) }()
+	// The deadline bounds every read and write; cancelling the caller's
+	// context moves it to the past, which interrupts them too.
+	if deadline, ok := probeCtx.Deadline(); ok {
+		_ = raw.SetDeadline(deadline)
+	}
+	stop := context.AfterFunc(probeCtx, func() { _ = raw.SetDeadline(time.Unix(1, 0)) })
+	defer stop()
+
+	var state *tls.ConnectionState
+	if tt.tls != nil {
+		tc := tls.Client(raw, tt.tls)
+		if err := tc.HandshakeContext(probeCtx); err != nil {
+			return p.failure(ctx, probeCtx, t, tt, "handshake", err)
+		}
+		s := tc.ConnectionState()
+		conn, state = tc, &s
+	}
+
+	var reply []byte
+	if o := t.TCP; o != nil {
+		if o.Send != "" {
+			if _, err := io.WriteString(conn, o.Send); err != nil {
+				return p.failure(ctx, probeCtx, t, tt, "send", err)
+			}
+		}
+		if o.Expect != nil {
+			var end replyEnd
+			if reply, end, err = readReply(conn, o.Expect, o.MaxBytes); err != nil {
+				return p.failure(ctx, probeCtx, t, tt, "read", err)
+			}
+			if end != replyMatched {
+				res := Result{Reason: ReasonUnexpectedReply, Message: unexpectedReplyMessage(tt.url, o, end)}
+				setCertificateExpiry(&res, state)
+				return res
+			}
+		}
+	}
+
+	res := Result{Success: true, Reason: ReasonSucceeded, Message: ReadyMessage}
+	cert := setCertificateExpiry(&res, state)
+	res.CertificateWarning = BoundMessage(certificateExpiring(cert, t.CertExpiryWarning, time.Now()))
+	if t.Judge != nil {
+		answer := &Answer{
+			Kind:    tt.kind,
+			Latency: time.Since(start),
+			TCP:     &TCPAnswer{Reply: reply},
+			TLS:     tlsAnswer(state),
+		}
+		judgeAnswer(ctx, t.Judge, answer, &res)
+	}
+	return res
+}
+
+// setCertificateExpiry sets res.CertificateExpiry from the handshake (see
+// expiringCertificate) and returns the certificate it comes from; nil
+// without a handshake.
+func setCertificateExpiry(res *Result, state *tls.ConnectionState) *x509.Certificate {
+	if state == nil {
+		return nil
+	}
+	cert := expiringCertificate(state)
+	if cert != nil {
+		expiry := cert.NotAfter
+		res.CertificateExpiry = &expiry
+	}
+	return cert
+}
+
+// closeProbeConn closes a probe's connection. A TLS connection of a probe
+// that ended in time says goodbye (close_notify); after a timeout or a
+// cancellation, or without TLS, the TCP connection is simply closed, so
+// that closing never waits for a peer that does not read.
+func closeProbeConn(probeCtx context.Context, conn, raw net.Conn) {
+	if tc, ok := conn.(*tls.Conn); ok && probeCtx.Err() == nil {
+		_ = tc.Close() // closes raw too
+		return
+	}
+	_ = raw.Close()
+}
+
+// failure classifies the error of the step op ("connect", "handshake",
+// "send", "read") of a tcp or tls probe. ctx is the caller's context,
+// probeCtx the one bounded by the target's timeout, whose deadline is
+// also the connection's: a network timeout is the probe's timeout. The
+// message names the step and the URL, as the HTTP prober's name the
+// method and URL, and is stable (see stableErrorText).
+func (p *tcpProber) failure(ctx, probeCtx context.Context, t Target, tt tcpTarget, op string, err error) Result {
+	prefix := op + " " + strconv.Quote(tt.url) + ": "
+	switch {
+	case ctx.Err() != nil:
+		return Result{Reason: ReasonTimeout, Message: prefix + "probe cancelled: " + ctx.Err().Error()}
+	case probeCtx.Err() != nil, classify(err) == ReasonTimeout: // the deadline is probeCtx's
+		return Result{Reason: ReasonTimeout, Message: prefix + "timeout after " + t.Timeout.String()}
+	}
+	return Result{Reason: classify(err), Message: prefix + stableErrorText(err, p.opts.DNSServer, tt.addr)}
+}
