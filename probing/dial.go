@@ -27,7 +27,16 @@ func dialTCP(ctx context.Context, d *net.Dialer, family IPFamily, addr string) (
 }
 
 // dialTarget connects a tcp, tls or grpc probe of t to addr (host:port):
-// directly, restricted to t's IP family.
+// directly, restricted to t's IP family, or, when t has a Proxy, through a
+// tunnel the proxy opens with CONNECT (see dialThroughProxy). Through a
+// proxy, the egress policy and the IP family apply to the connection to
+// the proxy, which reaches addr on its own; the proxy's failures are
+// *proxyError (ReasonProxyFailed, or ReasonEgressDenied for a proxy
+// address the policy denies), whose text names the proxy. The tunnel
+// carries no deadline; the caller sets its own.
 func dialTarget(ctx context.Context, d *net.Dialer, t Target, addr string) (net.Conn, error) {
+	if t.Proxy != nil {
+		return dialThroughProxy(ctx, d, t.IPFamily, *t.Proxy, nil, addr)
+	}
 	return dialTCP(ctx, d, t.IPFamily, addr)
 }

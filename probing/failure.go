@@ -68,17 +68,21 @@ func (a namedAddr) Network() string { return a.network }
 func (a namedAddr) String() string  { return a.hostPort }
 
 // classify returns the Reason of an error met while connecting to or
-// talking with a server: ReasonEgressDenied, ReasonDNSFailed,
-// ReasonTLSError, ReasonTimeout or, for anything else, ReasonConnectionFailed.
+// talking with a server: ReasonEgressDenied, ReasonProxyFailed (the
+// proxy's failures, see proxyError), ReasonDNSFailed, ReasonTLSError,
+// ReasonTimeout or, for anything else, ReasonConnectionFailed.
 func classify(err error) Reason {
 	var (
 		deniedErr *egress.DeniedError
+		proxyErr  *proxyError
 		dnsErr    *net.DNSError
 		netErr    net.Error
 	)
 	switch {
 	case errors.As(err, &deniedErr):
 		return ReasonEgressDenied
+	case errors.As(err, &proxyErr):
+		return ReasonProxyFailed
 	case errors.As(err, &dnsErr):
 		return ReasonDNSFailed
 	case isTLSError(err):

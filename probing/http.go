@@ -96,14 +96,24 @@ func (o ProberOptions) withDefaults() ProberOptions {
 // keep-alive pool: a probe may send its request over a connection an
 // earlier probe opened, and check nothing but the HTTP answer.
 //
-// Probes always connect directly to the target: proxy settings from the
-// environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) are ignored, because a
-// probe must check the target's reachability from here, not the proxy's.
-// Response bodies are not decompressed (no Accept-Encoding is sent).
+// Probes connect directly to the target unless it names a Proxy: proxy
+// settings from the environment (HTTP_PROXY, HTTPS_PROXY, NO_PROXY) are
+// ignored, because a probe must check the target's reachability from
+// here. Through a Target.Proxy, an http target's request is sent to the
+// proxy in absolute form and an https target is tunnelled with CONNECT,
+// with Proxy-Authorization (basic) when the proxy has credentials. The
+// egress policy (and the IP family) then apply to the connection to the
+// proxy, not to the target, which the proxy resolves and reaches: that is
+// the proxy's job. The proxy's failures give ReasonProxyFailed: it cannot
+// be reached, it refuses or fails a CONNECT, or it answers an http
+// request with 407 (see proxyRefused; its other statuses cannot be told
+// from the target's). Response bodies are not decompressed (no
+// Accept-Encoding is sent).
 //
-// Targets with different TLS settings, IP families or ReuseConnections get
-// transports of their own (see transportKey), so that a connection set up
-// for one target is never reused for another that would not accept it.
+// Targets with different TLS settings, IP families, ReuseConnections or
+// proxies get transports of their own (see transportKey), so that a
+// connection set up for one target is never reused for another that would
+// not accept it.
 type HTTPProber struct {
 	opts       ProberOptions // with defaults
 	transports *transports
@@ -116,7 +126,7 @@ var _ Prober = (*HTTPProber)(nil)
 func NewHTTPProber(opts ProberOptions) *HTTPProber {
 	opts = opts.withDefaults()
 	dialer := newDialer(opts)
-	newTransport := func(key transportKey) (*http.Transport, error) {
+	newTransport := func(key transportKey, proxy *Proxy) (*http.Transport, error) {
 		tlsConfig, err := TLSOptions{
 			InsecureSkipVerify: key.insecureSkipVerify,
 			ServerName:         key.serverName,
@@ -124,12 +134,12 @@ func NewHTTPProber(opts ProberOptions) *HTTPProber {
 			MinVersion:         key.minVersion,
 		}.tlsConfig()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("TLS settings: %w", err)
 		}
 		// No transport-level timeouts: the per-probe context bounds every
 		// step (resolution, dial, TLS handshake, headers, body).
-		return &http.Transport{
-			Proxy:           nil, // probes go direct, see HTTPProber
+		tr := &http.Transport{
+			Proxy:           nil, // probes go direct (or through setProxy), see HTTPProber
 			DialContext:     familyDialer(dialer.DialContext, key.family),
 			TLSClientConfig: tlsConfig,
 			// Without keep-alive, no connection goes back to the idle
@@ -145,7 +155,13 @@ func NewHTTPProber(opts ProberOptions) *HTTPProber {
 			// MaxResponseHeaderBytes (and BoundMessage for what errors
 			// quote of them).
 			MaxResponseHeaderBytes: MaxResponseHeaderBytes,
-		}, nil
+		}
+		if proxy != nil {
+			if err := setProxy(tr, dialer, key.family, *proxy); err != nil {
+				return nil, err
+			}
+		}
+		return tr, nil
 	}
 	return &HTTPProber{
 		opts: opts,
@@ -233,9 +249,9 @@ func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 	if kind := KindOf(t.URL); kind != KindHTTP {
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: the HTTP prober cannot probe %s targets", kind)}
 	}
-	client, err := p.transports.client(keyOf(t))
+	client, err := p.transports.client(keyOf(t), t.Proxy)
 	if err != nil {
-		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: TLS settings: %v", err)}
+		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
 	}
 
 	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
@@ -247,10 +263,14 @@ func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 
 	resp, err := client.Do(req)
 	if err != nil {
-		res := p.failure(ctx, probeCtx, t, req, err)
+		res := p.failure(ctx, probeCtx, t, req, withoutProxyConnect(err))
 		if resp != nil { // CheckRedirect failed; the body is already closed
 			res.StatusCode = resp.StatusCode
 		}
+		return res
+	}
+	if res, refused := proxyRefused(t, resp); refused {
+		_ = resp.Body.Close()
 		return res
 	}
 	body, err := p.readBody(resp, t.BodyMatch, t.Judge != nil && t.Judge.NeedsBody())

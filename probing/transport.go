@@ -2,6 +2,7 @@ package probing
 
 import (
 	"context"
+	"crypto/sha256"
 	"net"
 	"net/http"
 	"sync"
@@ -9,8 +10,9 @@ import (
 )
 
 // transportKey is what makes two targets need different transports: the
-// TLS client settings, the address family and whether connections are kept
-// alive between probes. Targets with the same key share one
+// TLS client settings, the address family, whether connections are kept
+// alive between probes, and the proxy (its URL and its credentials, of
+// which the key keeps only a hash). Targets with the same key share one
 // http.Transport, and so (with reuseConnections) its kept-alive
 // connections.
 type transportKey struct {
@@ -20,10 +22,12 @@ type transportKey struct {
 	minVersion         uint16
 	family             IPFamily
 	reuseConnections   bool
+	proxyURL           string
+	proxyCredentials   [sha256.Size]byte
 }
 
 func keyOf(t Target) transportKey {
-	return transportKey{
+	k := transportKey{
 		insecureSkipVerify: t.TLS.InsecureSkipVerify,
 		serverName:         t.TLS.ServerName,
 		rootCAs:            string(t.TLS.RootCAs),
@@ -31,6 +35,10 @@ func keyOf(t Target) transportKey {
 		family:             t.IPFamily,
 		reuseConnections:   t.ReuseConnections,
 	}
+	if t.Proxy != nil {
+		k.proxyURL, k.proxyCredentials = t.Proxy.URL, proxyCredentialsHash(*t.Proxy)
+	}
+	return k
 }
 
 type pooledClient struct {
@@ -43,7 +51,9 @@ type pooledClient struct {
 // default one are dropped (and their idle connections closed) when unused
 // for longer than the idle connection timeout.
 type transports struct {
-	newTransport func(transportKey) (*http.Transport, error)
+	// newTransport builds the transport of a key; proxy is the key's
+	// proxy (nil without), whose credentials the key does not keep.
+	newTransport func(key transportKey, proxy *Proxy) (*http.Transport, error)
 	idleTimeout  time.Duration
 
 	mu        sync.Mutex
@@ -51,8 +61,9 @@ type transports struct {
 	lastSweep time.Time
 }
 
-// client returns the client for key, creating it when needed.
-func (ts *transports) client(key transportKey) (*http.Client, error) {
+// client returns the client for key, creating it when needed; proxy is
+// the proxy of the target key was made of (see keyOf).
+func (ts *transports) client(key transportKey, proxy *Proxy) (*http.Client, error) {
 	now := time.Now()
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
@@ -69,7 +80,7 @@ func (ts *transports) client(key transportKey) (*http.Client, error) {
 		c.lastUsed = now
 		return c.client, nil
 	}
-	t, err := ts.newTransport(key)
+	t, err := ts.newTransport(key, proxy)
 	if err != nil {
 		return nil, err
 	}
