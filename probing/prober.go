@@ -24,6 +24,7 @@ func NewProber(opts ProberOptions) *KindProber {
 		http: http,
 		byKind: map[Kind]Prober{
 			KindHTTP: http,
+			KindGRPC: NewGRPCProber(opts),
 		},
 	}
 }
