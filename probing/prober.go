@@ -27,6 +27,7 @@ func NewProber(opts ProberOptions) *KindProber {
 			KindDNS:  NewDNSProber(opts),
 			KindTCP:  newTCPProber(opts),
 			KindTLS:  newTCPProber(opts),
+			KindGRPC: NewGRPCProber(opts),
 		},
 	}
 }

@@ -26,15 +26,6 @@ import (
 
 const proxyPassword = "s3cret-pw"
 
-// newKindProber returns a prober of every kind whose resolver asks dns.
-func newKindProber(t *testing.T, dns *probetest.DNSServer, opts probing.ProberOptions) *probing.KindProber {
-	t.Helper()
-	opts.DNSServer = dns.Addr()
-	p := probing.NewProber(opts)
-	t.Cleanup(p.CloseIdleConnections)
-	return p
-}
-
 // proxyTarget is a GET of url through proxy.
 func proxyTarget(url string, proxy *probing.Proxy) probing.Target {
 	return probing.Target{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, Proxy: proxy}
