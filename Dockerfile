@@ -24,7 +24,7 @@ COPY sharding/ sharding/
 RUN --mount=type=cache,target=/go/pkg/mod \
     --mount=type=cache,target=/root/.cache/go-build \
     CGO_ENABLED=0 GOOS=$TARGETOS GOARCH=$TARGETARCH \
-    go build -trimpath -ldflags="-s -w -X main.version=${VERSION} -X main.revision=${REVISION}" -o /out/manager ./cmd/manager
+    go build -trimpath -tags grpcnotrace -ldflags="-s -w -X main.version=${VERSION} -X main.revision=${REVISION}" -o /out/manager ./cmd/manager
 
 # Run stage: no shell, no package manager, CA certificates for probing
 # https targets, user 65532 (nonroot).

@@ -28,6 +28,10 @@ IMG ?= webchecker:$(VERSION)
 # The commit, and the flags that put both into webchecker_build_info.
 REVISION := $(shell git rev-parse HEAD 2>/dev/null)
 MANAGER_LDFLAGS := -X main.version=$(VERSION) -X main.revision=$(REVISION)
+# grpcnotrace leaves out grpc-go's debug tracing (golang.org/x/net/trace), whose
+# html/template keeps the linker from dropping unused methods: 65 MB
+# binary without it, 51 MB with it (the probes do not use it).
+MANAGER_TAGS := grpcnotrace
 
 KUBE_APISERVER := $(K8S_BIN)/kube-apiserver
 ETCD := $(K8S_BIN)/etcd
@@ -91,7 +95,7 @@ install: manifests $(KUBE_STAMP) ## Install the CRD into the cluster in $KUBECON
 
 .PHONY: build
 build: ## Build the manager binary into bin/manager.
-	go build -trimpath -ldflags='$(MANAGER_LDFLAGS)' -o $(BIN)/manager ./cmd/manager
+	go build -trimpath -tags '$(MANAGER_TAGS)' -ldflags='$(MANAGER_LDFLAGS)' -o $(BIN)/manager ./cmd/manager
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN_STAMP) ## Generate deepcopy code.

@@ -25,7 +25,7 @@ func ManagerBinary(dir string) (string, error) {
 		return "", err
 	}
 	bin := filepath.Join(dir, "manager")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/manager")
+	cmd := exec.Command("go", "build", "-tags", "grpcnotrace", "-o", bin, "./cmd/manager")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building the manager: %w\n%s", err, out)
