@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -117,9 +116,9 @@ func certificateCondition(o *scheduler.Outcome, target probing.Target) metav1.Co
 	}
 	expiry := o.Result.CertificateExpiry
 	switch {
-	case expiry == nil && strings.HasPrefix(target.URL, "http://"):
+	case expiry == nil && !probing.UsesTLS(target.URL):
 		c.Status, c.Reason = metav1.ConditionUnknown, webcheckerv1alpha1.ReasonCertificateNotApplicable
-		c.Message = "The latest probe used plain HTTP: there is no certificate"
+		c.Message = "The latest probe used no TLS (plain http, tcp, grpc or dns): there is no certificate"
 	case expiry == nil:
 		c.Status, c.Reason = metav1.ConditionUnknown, webcheckerv1alpha1.ReasonNoCertificate
 		c.Message = "The latest probe received no TLS response; the Ready condition says why"

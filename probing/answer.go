@@ -53,8 +53,9 @@ type TLSAnswer struct {
 
 // TCPAnswer is what a tcp or tls probe read from its connection.
 type TCPAnswer struct {
-	// Reply is what the server sent, up to the read limit (empty when the
-	// probe neither sends nor expects anything).
+	// Reply is what the server sent until the expected reply matched, up
+	// to the read limit: empty without TCPOptions.Expect (nothing is read
+	// then).
 	Reply []byte
 }
 

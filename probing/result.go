@@ -75,7 +75,7 @@ const (
 	// record matching one of the expected regular expressions.
 	ReasonAnswerMismatch Reason = "AnswerMismatch"
 	// ReasonProxyFailed means the proxy refused or failed the probe's
-	// connection (a CONNECT answered with another status than 200, a 407,
+	// connection (a CONNECT answered with a status other than 2xx, a 407,
 	// or an unreachable proxy).
 	ReasonProxyFailed Reason = "ProxyFailed"
 	// ReasonSecretUnavailable means a Secret (or key) the checker refers to
@@ -98,11 +98,15 @@ type Result struct {
 	// that expires soon does not fail a probe: see CertificateWarning.
 	Success bool
 	// Reason classifies the outcome: ReasonSucceeded when Success is true;
-	// otherwise one of ReasonDNSFailed, ReasonConnectionFailed,
-	// ReasonTimeout, ReasonTLSError, ReasonUnexpectedStatus,
-	// ReasonTooManyRedirects, ReasonInvalidTarget, ReasonBodyMismatch or
-	// ReasonEgressDenied from a Prober, or
-	// ReasonSecretUnavailable or ReasonSecretAccessDisabled from a caller
+	// otherwise, from a Prober, one of ReasonDNSFailed,
+	// ReasonConnectionFailed, ReasonTimeout, ReasonTLSError,
+	// ReasonInvalidTarget, ReasonEgressDenied, ReasonProxyFailed or
+	// ReasonConditionFailed (any kind), or a reason of the target's kind
+	// (ReasonUnexpectedStatus, ReasonTooManyRedirects, ReasonBodyMismatch;
+	// ReasonUnexpectedReply; ReasonNotServing, ReasonServiceUnknown,
+	// ReasonServingStatusUnknown, ReasonGRPCError; ReasonUnexpectedRcode,
+	// ReasonAnswerMismatch); or ReasonSecretUnavailable,
+	// ReasonSecretAccessDisabled or ReasonInvalidCondition from a caller
 	// that did not probe.
 	Reason Reason
 	// Message is a human readable description: ReadyMessage on success,

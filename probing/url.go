@@ -146,11 +146,20 @@ func checkTargetURL(rawURL string) error {
 	if err != nil {
 		return fmt.Errorf("URL: %w", err)
 	}
-	if _, ok := KindOfScheme(u.Scheme); !ok {
+	kind, ok := KindOfScheme(u.Scheme)
+	if !ok {
 		return fmt.Errorf("URL %q: unsupported scheme %q (expected %s)", u.Redacted(), u.Scheme, expectedSchemes)
 	}
 	if u.Hostname() == "" {
 		return fmt.Errorf("URL %q: missing host", u.Redacted())
+	}
+	if kind != KindHTTP {
+		if _, hasDefault := defaultPorts[u.Scheme]; u.Port() == "" && !hasDefault {
+			return fmt.Errorf("URL %q: missing port (a %s URL has no default port)", u.Redacted(), u.Scheme)
+		}
+		if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
+			return fmt.Errorf("URL %q: a %s URL is scheme://host:port only", u.Redacted(), u.Scheme)
+		}
 	}
 	return nil
 }

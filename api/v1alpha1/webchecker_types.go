@@ -9,10 +9,14 @@ import (
 // The Ready condition says whether the server answers as expected. Its
 // reason is Pending before the first result, ProbeSucceeded while it is
 // True, and otherwise the failure class of the probing package: DNSFailed,
-// ConnectionFailed, Timeout, TLSError, UnexpectedStatus, TooManyRedirects,
-// BodyMismatch, EgressDenied or InvalidTarget when a probe failed;
-// SecretUnavailable or SecretAccessDisabled when the checker cannot be
-// probed with the Secrets it refers to. A certificate that expires soon
+// ConnectionFailed, Timeout, TLSError, EgressDenied, ProxyFailed,
+// ConditionFailed or InvalidTarget for a probe of any kind, and those of
+// one kind (UnexpectedStatus, TooManyRedirects and BodyMismatch for http;
+// UnexpectedReply for tcp and tls; NotServing, ServiceUnknown,
+// ServingStatusUnknown and GRPCError for grpc; UnexpectedRcode and
+// AnswerMismatch for dns); SecretUnavailable or SecretAccessDisabled when
+// the checker cannot be probed with the Secrets it refers to, and
+// InvalidCondition when a condition does not compile. A certificate that expires soon
 // does not make it False (see ConditionCertificateValid); one that has
 // expired or is not trusted fails the TLS handshake, and so Ready
 // (TLSError).
@@ -21,8 +25,8 @@ import (
 // server presented in the latest probe is valid for longer than
 // spec.tls.certExpiryWarning: True (Valid), False (ExpiringSoon, or Expired
 // when verification is skipped), or Unknown when the latest probe saw no
-// certificate (NotApplicable for plain HTTP, NoCertificate when an https
-// probe received no TLS response).
+// certificate (NotApplicable for a probe without TLS, NoCertificate when a
+// probe over TLS received no TLS response).
 const (
 	// ConditionReady is True while the server answers as expected (with an
 	// accepted status code, and body when a bodyMatch is given), False
@@ -47,10 +51,11 @@ const (
 	// ReasonCertificateExpired: the chain has expired; only a probe that
 	// skips verification gets an answer from such a server (status False).
 	ReasonCertificateExpired = "Expired"
-	// ReasonCertificateNotApplicable: the latest probe was plain HTTP
-	// (status Unknown).
+	// ReasonCertificateNotApplicable: the latest probe used no TLS (plain
+	// http, tcp, grpc or dns; status Unknown).
 	ReasonCertificateNotApplicable = "NotApplicable"
-	// ReasonNoCertificate: the latest https probe received no TLS response,
+	// ReasonNoCertificate: the latest probe over TLS (https, tls, grpcs)
+	// received no TLS response,
 	// for example because the connection or the handshake failed (status
 	// Unknown; Ready says why).
 	ReasonNoCertificate = "NoCertificate"
