@@ -85,8 +85,6 @@ func (p *GRPCProber) probe(ctx context.Context, t Target, start time.Time) Resul
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
 	case KindOf(t.URL) != KindGRPC:
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: the gRPC prober cannot probe %s targets", KindOf(t.URL))}
-	case u.Port() == "":
-		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: URL %q: missing port", u.Redacted())}
 	}
 	prefix := "health check of " + strconv.Quote(redactURL(u))
 	if t.GRPC.Service != "" {

@@ -588,7 +588,7 @@ func TestGRPCProberInvalidTarget(t *testing.T) {
 		"no port": {
 			prober:      prober,
 			target:      probing.Target{URL: "grpcs://healthy.test", Timeout: time.Second},
-			wantMessage: `invalid target: URL "grpcs://healthy.test": missing port`,
+			wantMessage: `invalid target: URL "grpcs://healthy.test": missing or invalid port (a grpcs URL has no default port)`,
 		},
 		"another kind": {
 			prober:      direct,

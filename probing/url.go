@@ -1,6 +1,7 @@
 package probing
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/url"
@@ -154,11 +155,11 @@ func checkTargetURL(rawURL string) error {
 		return fmt.Errorf("URL %q: missing host", u.Redacted())
 	}
 	if kind != KindHTTP {
-		if _, hasDefault := defaultPorts[u.Scheme]; u.Port() == "" && !hasDefault {
-			return fmt.Errorf("URL %q: missing port (a %s URL has no default port)", u.Redacted(), u.Scheme)
+		if n, err := strconv.Atoi(cmp.Or(u.Port(), defaultPorts[u.Scheme])); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("URL %q: missing or invalid port (a %s URL has no default port)", u.Redacted(), u.Scheme)
 		}
-		if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.Fragment != "" || u.User != nil {
-			return fmt.Errorf("URL %q: a %s URL is scheme://host:port only", u.Redacted(), u.Scheme)
+		if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+			return fmt.Errorf("URL %q: a %s URL has no path, query or fragment", u.Redacted(), u.Scheme)
 		}
 	}
 	return nil
