@@ -39,7 +39,8 @@ func TestChartLintStrict(t *testing.T) {
 		"metrics":    map[string]any{"prometheusRule": map[string]any{"enabled": true}, "serviceMonitor": map[string]any{"enabled": true}},
 		"dashboards": map[string]any{"enabled": true, "folder": "WebChecker"},
 	}
-	for name, values := range map[string]map[string]any{"defaults": nil, "every feature": chartAllFeatures, "rules and dashboards": rulesAndDashboards} {
+	proxyFromSecret := map[string]any{"proxy": map[string]any{"urlSecretRef": map[string]any{"name": "egress-proxy", "key": "url"}, "noProxy": []any{".svc.cluster.local"}}}
+	for name, values := range map[string]map[string]any{"defaults": nil, "every feature": chartAllFeatures, "rules and dashboards": rulesAndDashboards, "proxy from a Secret": proxyFromSecret} {
 		t.Run(name, func(t *testing.T) {
 			messages, err := chart.Lint(chartNamespace, values)
 			assert.NoError(t, err, "messages: %v", messages)
@@ -398,6 +399,75 @@ func TestChartValues(t *testing.T) {
 				assert.Equal(t, []string{"--allow-cidrs=192.0.2.0/24"}, flagsNamed(args, "--allow-cidrs"))
 			},
 		},
+		"no proxy by default": {
+			values: map[string]any{"proxy": map[string]any{"url": "", "urlSecretRef": map[string]any{}, "noProxy": []any{}}},
+			check: func(t *testing.T, r rendered) {
+				c := managerContainer(t, r)
+				assert.Empty(t, flagsNamed(c.Args, "--proxy-url"), "probes go direct unless a proxy is set")
+				assert.Empty(t, flagsNamed(c.Args, "--no-proxy"))
+				for _, env := range c.Env {
+					assert.NotEqual(t, "WEBCHECKER_PROXY_URL", env.Name)
+				}
+			},
+		},
+		"proxy URL": {
+			values: map[string]any{"proxy": map[string]any{
+				"url":     "http://egress-proxy.internal:3128",
+				"noProxy": []any{"example.com", ".svc.cluster.local", "10.0.0.0/8", "fd00::/8", "192.0.2.7"},
+			}},
+			check: func(t *testing.T, r rendered) {
+				c := managerContainer(t, r)
+				assert.Equal(t, []string{"--proxy-url=http://egress-proxy.internal:3128"}, flagsNamed(c.Args, "--proxy-url"))
+				assert.Equal(t, []string{"--no-proxy=example.com,.svc.cluster.local,10.0.0.0/8,fd00::/8,192.0.2.7"}, flagsNamed(c.Args, "--no-proxy"))
+				for _, env := range c.Env {
+					assert.NotEqual(t, "WEBCHECKER_PROXY_URL", env.Name, "a plain URL needs no Secret")
+				}
+			},
+		},
+		"proxy over TLS, no exemptions": {
+			values: map[string]any{"proxy": map[string]any{"url": "https://proxy.example:8443"}},
+			check: func(t *testing.T, r rendered) {
+				args := managerContainer(t, r).Args
+				assert.Equal(t, []string{"--proxy-url=https://proxy.example:8443"}, flagsNamed(args, "--proxy-url"))
+				assert.Empty(t, flagsNamed(args, "--no-proxy"))
+			},
+		},
+		"proxy URL from a Secret, without Secret access": {
+			values: map[string]any{
+				"proxy":   map[string]any{"urlSecretRef": map[string]any{"name": "egress-proxy", "key": "url"}, "noProxy": []any{"*"}},
+				"secrets": map[string]any{"access": false},
+			},
+			check: func(t *testing.T, r rendered) {
+				c := managerContainer(t, r)
+				assert.Equal(t, []string{"--proxy-url=$(WEBCHECKER_PROXY_URL)"}, flagsNamed(c.Args, "--proxy-url"), "Kubernetes expands the variable: the Deployment holds no credentials")
+				assert.Equal(t, []string{"--no-proxy=*"}, flagsNamed(c.Args, "--no-proxy"))
+				var proxyEnv []corev1.EnvVar
+				for _, env := range c.Env {
+					if env.Name == "WEBCHECKER_PROXY_URL" {
+						proxyEnv = append(proxyEnv, env)
+					}
+				}
+				assert.Equal(t, []corev1.EnvVar{{Name: "WEBCHECKER_PROXY_URL", ValueFrom: &corev1.EnvVarSource{
+					SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "egress-proxy"}, Key: "url"},
+				}}}, proxyEnv)
+				assert.Contains(t, c.Args, "--secret-access=false")
+				for _, rule := range ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules) {
+					assert.NotContains(t, rule, "secrets", "the kubelet reads the proxy's Secret, not the manager")
+				}
+			},
+		},
+		"proxy Secret key that YAML would not read as a string": {
+			values: map[string]any{"proxy": map[string]any{"urlSecretRef": map[string]any{"name": "123", "key": "true"}}},
+			check: func(t *testing.T, r rendered) {
+				for _, env := range managerContainer(t, r).Env {
+					if env.Name == "WEBCHECKER_PROXY_URL" {
+						assert.Equal(t, &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "123"}, Key: "true"}, env.ValueFrom.SecretKeyRef)
+						return
+					}
+				}
+				t.Error("no WEBCHECKER_PROXY_URL")
+			},
+		},
 		"metric labels": {
 			values: map[string]any{"manager": map[string]any{"metricLabelsAllowlist": []any{"team", "app.kubernetes.io/part-of"}}},
 			check: func(t *testing.T, r rendered) {
@@ -464,6 +534,17 @@ func TestChartSchemaRejectsBadValues(t *testing.T) {
 		"metric labels as a string": {map[string]any{"manager": map[string]any{"metricLabelsAllowlist": "team,severity"}}, "/manager/metricLabelsAllowlist"},
 		"not a label name":          {map[string]any{"manager": map[string]any{"metricLabelsAllowlist": []any{"on call"}}}, "/manager/metricLabelsAllowlist/0"},
 		"misspelt dashboards key":   {map[string]any{"dashboards": map[string]any{"enable": true}}, "'enable' not allowed"},
+		"proxy URL with a password": {map[string]any{"proxy": map[string]any{"url": "http://user:secret@proxy.internal:3128"}}, "/proxy/url"},
+		"proxy URL without scheme":  {map[string]any{"proxy": map[string]any{"url": "proxy.internal:3128"}}, "/proxy/url"},
+		"SOCKS proxy":               {map[string]any{"proxy": map[string]any{"url": "socks5://proxy.internal:1080"}}, "/proxy/url"},
+		"proxy URL with a path":     {map[string]any{"proxy": map[string]any{"url": "http://proxy.internal:3128/squid"}}, "/proxy/url"},
+		"proxy Secret without key":  {map[string]any{"proxy": map[string]any{"urlSecretRef": map[string]any{"name": "egress-proxy"}}}, "/proxy/urlSecretRef"},
+		"misspelt proxy Secret key": {map[string]any{"proxy": map[string]any{"urlSecretRef": map[string]any{"name": "egress-proxy", "keys": "url"}}}, "'keys' not allowed"},
+		"no-proxy as one string":    {map[string]any{"proxy": map[string]any{"url": "http://proxy:3128", "noProxy": "a.example,b.example"}}, "/proxy/noProxy"},
+		"no-proxy entry with comma": {map[string]any{"proxy": map[string]any{"url": "http://proxy:3128", "noProxy": []any{"a.example,b.example"}}}, "/proxy/noProxy/0"},
+		"misspelt proxy key":        {map[string]any{"proxy": map[string]any{"noproxy": []any{"a.example"}}}, "'noproxy' not allowed"},
+		"proxy URL given twice":     {map[string]any{"proxy": map[string]any{"url": "http://proxy:3128", "urlSecretRef": map[string]any{"name": "egress-proxy", "key": "url"}}}, "proxy.url and proxy.urlSecretRef are exclusive"},
+		"no-proxy without a proxy":  {map[string]any{"proxy": map[string]any{"noProxy": []any{"example.com"}}}, "proxy.noProxy needs proxy.url or proxy.urlSecretRef"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
