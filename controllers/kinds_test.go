@@ -189,13 +189,18 @@ func TestParseDefaultProxy(t *testing.T) {
 		"socks":                  {"socks5://p:1080", "", "unsupported scheme"},
 		"path":                   {"http://p:3128/x", "", "no path"},
 		"bad CIDR":               {"http://p:3128", "10.0.0.0/33", "--no-proxy"},
+		"control character":      {"http://user:s3cret@p:3128/\x01", "", "invalid control character"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := controllers.ParseDefaultProxy(tc.url, tc.noProxy)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
+			assert.NotContains(t, err.Error(), "s3cret", "the error shows the password")
 		})
 	}
+	fromSecret, err := controllers.ParseDefaultProxy("http://u:p@proxy:3128\n", "")
+	require.NoError(t, err, "a trailing line break (a Secret file) is ignored")
+	assert.Equal(t, "http://proxy:3128", fromSecret.String())
 	none, err := controllers.ParseDefaultProxy("", "")
 	require.NoError(t, err)
 	assert.Nil(t, none.For("https://example.com"))

@@ -43,8 +43,14 @@ func ParseDefaultProxy(proxyURL, noProxy string) (DefaultProxy, error) {
 		}
 		return DefaultProxy{}, nil
 	}
-	u, err := url.Parse(proxyURL)
+	// A URL read from a file or a Secret often ends with a line break.
+	u, err := url.Parse(strings.TrimSpace(proxyURL))
 	if err != nil {
+		// url.Parse's error quotes the URL, password included.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return DefaultProxy{}, fmt.Errorf("--proxy-url: %w", err)
 	}
 	proxy := &probing.Proxy{}
