@@ -42,8 +42,10 @@ const (
 	// times the size of the program), about 0.1s: a longer match fails.
 	MaxRegexSteps = 10_000_000
 	// MaxEvaluationTime bounds the time of a Judge call (all conditions):
-	// past it the evaluation of a comprehension stops with an error.
-	MaxEvaluationTime = 250 * time.Millisecond
+	// past it the evaluation of a comprehension stops with an error. It is
+	// wall-clock time: a process starved of CPU for that long can fail a
+	// condition that would hold.
+	MaxEvaluationTime = 500 * time.Millisecond
 	// interruptCheckFrequency is how many comprehension iterations pass
 	// between two checks of the context.
 	interruptCheckFrequency = 100

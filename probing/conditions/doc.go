@@ -100,7 +100,9 @@
 //     comprehension (about 1s for 20,000 iterations on this project's
 //     machines), long before the cost limit stops it: the context of the
 //     evaluation, checked every 100 iterations, ends at that deadline, or
-//     with the caller's context.
+//     with the caller's context. This is wall-clock time, generous so that
+//     only a runaway comprehension (or a process starved of CPU that long)
+//     meets it.
 //   - Size: CEL checks the cost after each function call, so a call whose
 //     result or time is far larger than its arguments is guarded before it
 //     runs: replace and join refuse to build a string over MaxStringBytes;
