@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
@@ -56,27 +57,33 @@ func (valueAdapter) NativeToValue(v any) ref.Val {
 	return types.DefaultTypeAdapter.NativeToValue(v)
 }
 
-// sortedMap is a map with string keys whose iteration is sorted.
+// sortedMap is a map with string keys whose iteration is sorted (the
+// keys are sorted when first iterated).
 type sortedMap struct {
 	traits.Mapper
-	keys []string
+	n       int
+	allKeys func(yield func(string) bool)
+	once    sync.Once
+	keys    []string
 }
 
 var _ traits.Zeroer = (*sortedMap)(nil)
 
 func newSortedMap(m traits.Mapper, n int, keys func(yield func(string) bool)) *sortedMap {
-	sorted := make([]string, 0, n)
-	for k := range keys {
-		sorted = append(sorted, k)
-	}
-	slices.Sort(sorted)
-	return &sortedMap{Mapper: m, keys: sorted}
+	return &sortedMap{Mapper: m, n: n, allKeys: keys}
 }
 
 // Iterator implements traits.Iterable: the keys in order.
 func (m *sortedMap) Iterator() traits.Iterator {
+	m.once.Do(func() {
+		m.keys = make([]string, 0, m.n)
+		for k := range m.allKeys {
+			m.keys = append(m.keys, k)
+		}
+		slices.Sort(m.keys)
+	})
 	return types.NewStringList(types.DefaultTypeAdapter, m.keys).Iterator()
 }
 
 // IsZeroValue implements traits.Zeroer (optional.ofNonZeroValue).
-func (m *sortedMap) IsZeroValue() bool { return len(m.keys) == 0 }
+func (m *sortedMap) IsZeroValue() bool { return m.n == 0 }
