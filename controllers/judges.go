@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"sync"
 
@@ -8,6 +10,7 @@ import (
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/conditions"
 )
 
 // ConditionError is a spec.conditions entry that does not compile or
@@ -71,5 +74,18 @@ func (c *JudgeCache) judge(kind probing.Kind, conds []webcheckerv1alpha1.Respons
 
 // compileConditions compiles conds for targets of kind.
 func compileConditions(kind probing.Kind, conds []webcheckerv1alpha1.ResponseCondition) (probing.Judge, error) {
-	return nil, &ConditionError{Message: "spec.conditions: not supported yet"}
+	in := make([]conditions.Condition, len(conds))
+	for i, c := range conds {
+		in[i] = conditions.Condition{Expression: c.Expression, Message: c.Message}
+	}
+	judge, err := conditions.Compile(kind, in)
+	if err != nil {
+		var ce *conditions.CompileError
+		if errors.As(err, &ce) {
+			// Named as the API server names fields: spec.conditions[0].expression.
+			return nil, &ConditionError{Message: probing.BoundMessage(fmt.Sprintf("spec.conditions[%d].%s: %v", ce.Index, ce.Field, err))}
+		}
+		return nil, &ConditionError{Message: probing.BoundMessage("spec.conditions: " + err.Error())}
+	}
+	return judge, nil
 }

@@ -1,6 +1,7 @@
 package controllers_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -205,4 +206,55 @@ func TestParseDefaultProxy(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, none.For("https://example.com"))
 	assert.Equal(t, "none", none.String())
+}
+
+// TestCheckForConditions compiles spec.conditions for the checker's kind
+// (once per distinct spec with a JudgeCache), and reports one that does
+// not compile as a *ConditionError naming the field.
+func TestCheckForConditions(t *testing.T) {
+	t.Parallel()
+	wc := newChecker("ns", "conditions", "https://api.example.com", "/status")
+	wc.Spec.Conditions = []webcheckerv1alpha1.ResponseCondition{
+		{Expression: `response.json.status == "ok"`, Message: "not ok"},
+		{Expression: `tls.expiry - now > duration("336h")`},
+	}
+	check, err := controllers.CheckFor(wc, nil)
+	require.NoError(t, err)
+	require.NotNil(t, check.Target.Judge)
+	assert.True(t, check.Target.Judge.NeedsBody(), "response.json reads the body")
+
+	cache := controllers.NewJudgeCache()
+	builder := controllers.CheckBuilder{Judges: cache}
+	first, err := builder.CheckFor(wc, nil)
+	require.NoError(t, err)
+	again, err := builder.CheckFor(wc.DeepCopy(), nil)
+	require.NoError(t, err)
+	assert.Same(t, first.Target.Judge, again.Target.Judge, "compiled once")
+	assert.True(t, first.Target.Equal(check.Target), "a cached Judge judges alike")
+
+	for name, tc := range map[string]struct {
+		host string
+		cond webcheckerv1alpha1.ResponseCondition
+		want string
+	}{
+		"syntax":          {"https://x", webcheckerv1alpha1.ResponseCondition{Expression: "response.code =="}, "spec.conditions[0].expression: condition 1"},
+		"not a bool":      {"https://x", webcheckerv1alpha1.ResponseCondition{Expression: "response.code"}, "spec.conditions[0].expression"},
+		"another kind":    {"tcp://db:1", webcheckerv1alpha1.ResponseCondition{Expression: "response.code == 200"}, "response"},
+		"type mismatch":   {"dns://127.0.0.1", webcheckerv1alpha1.ResponseCondition{Expression: `dns.rcode == 1`}, "spec.conditions[0].expression"},
+		"message too big": {"https://x", webcheckerv1alpha1.ResponseCondition{Expression: "true", Message: strings.Repeat("m", 300)}, "spec.conditions[0].message"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			wc := newChecker("ns", "bad", tc.host, "")
+			if strings.HasPrefix(tc.host, "dns://") {
+				wc.Spec.DNS = &webcheckerv1alpha1.DNSProbe{Name: "example.com"}
+			}
+			wc.Spec.Conditions = []webcheckerv1alpha1.ResponseCondition{tc.cond}
+			for _, b := range []controllers.CheckBuilder{{}, builder} {
+				_, err := b.CheckFor(wc, nil)
+				var condErr *controllers.ConditionError
+				require.ErrorAs(t, err, &condErr)
+				assert.Contains(t, condErr.Message, tc.want)
+			}
+		})
+	}
 }

@@ -3,6 +3,7 @@ package probing
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net/http"
 	"time"
 )
@@ -97,7 +98,17 @@ type Judge interface {
 // facts of res stay: the server answered, over the chain res describes.
 func judgeAnswer(ctx context.Context, j Judge, a *Answer, res *Result) {
 	ok, message := j.Judge(ctx, a)
-	if ok {
+	switch {
+	case ok:
+		return
+	case ctx.Err() != nil:
+		// Cut short: the caller gave up, or the probe's timeout expired
+		// while judging. Not the conditions' verdict.
+		res.Success, res.Reason, res.CertificateWarning = false, ReasonTimeout, ""
+		res.Message = "probe cancelled while judging its conditions: " + ctx.Err().Error()
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			res.Message = "timeout while judging the conditions"
+		}
 		return
 	}
 	res.Success, res.Reason, res.Message, res.CertificateWarning = false, ReasonConditionFailed, message, ""

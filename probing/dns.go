@@ -104,7 +104,7 @@ func (p *DNSProber) probe(ctx context.Context, t Target, start time.Time) Result
 				Rcode: resp.rcode, Answers: resp.answers, Authority: resp.authority, Additional: resp.additional,
 			},
 		}
-		judgeAnswer(ctx, t.Judge, answer, &res)
+		judgeAnswer(probeCtx, t.Judge, answer, &res)
 	}
 	return res
 }

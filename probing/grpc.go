@@ -144,7 +144,7 @@ func (p *GRPCProber) probe(ctx context.Context, t Target, start time.Time) Resul
 			GRPC:    &GRPCAnswer{Status: resp.GetStatus().String()},
 			TLS:     tlsAnswer(state),
 		}
-		judgeAnswer(ctx, t.Judge, answer, &res)
+		judgeAnswer(probeCtx, t.Judge, answer, &res)
 	}
 	return res
 }

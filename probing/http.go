@@ -290,7 +290,7 @@ func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 			HTTP:    &HTTPAnswer{StatusCode: resp.StatusCode, Header: resp.Header, Body: body},
 			TLS:     tlsAnswer(resp.TLS),
 		}
-		judgeAnswer(ctx, t.Judge, answer, &res)
+		judgeAnswer(probeCtx, t.Judge, answer, &res)
 	}
 	return res
 }

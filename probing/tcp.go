@@ -158,7 +158,7 @@ func (p *tcpProber) probe(ctx context.Context, t Target, start time.Time) Result
 			TCP:     &TCPAnswer{Reply: reply},
 			TLS:     tlsAnswer(state),
 		}
-		judgeAnswer(ctx, t.Judge, answer, &res)
+		judgeAnswer(probeCtx, t.Judge, answer, &res)
 	}
 	return res
 }

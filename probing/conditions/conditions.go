@@ -1,0 +1,342 @@
+package conditions
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+
+	"github.com/networkio/webchecker/probing"
+)
+
+// Limits of spec.conditions; the CRD mirrors them.
+const (
+	// MaxConditions is the number of conditions of a target at most.
+	MaxConditions = 16
+	// MaxExpressionBytes is the size of an expression at most.
+	MaxExpressionBytes = 1024
+	// MaxMessageBytes is the size of a condition's message at most.
+	MaxMessageBytes = 256
+)
+
+// Limits of the evaluation (see the package documentation).
+const (
+	// MaxCost is the cost one condition's evaluation may spend at most
+	// (cel.CostLimit): the evaluation stops with an error past it.
+	MaxCost = 1_000_000
+	// MaxStringBytes is the size at most of a string that replace() or
+	// join() builds.
+	MaxStringBytes = 4 << 20
+	// MaxRegexProgramSize is the size at most of the program of a regular
+	// expression of matches(), in RE2 instructions: matching takes at most
+	// this many steps per byte of the string.
+	MaxRegexProgramSize = 1000
+	// MaxRegexSteps bounds the steps of one match (the size of the string
+	// times the size of the program), about 0.1s: a longer match fails.
+	MaxRegexSteps = 10_000_000
+	// MaxEvaluationTime bounds the time of a Judge call (all conditions):
+	// past it the evaluation of a comprehension stops with an error. It is
+	// wall-clock time: a process starved of CPU for that long can fail a
+	// condition that would hold.
+	MaxEvaluationTime = 500 * time.Millisecond
+	// interruptCheckFrequency is how many comprehension iterations pass
+	// between two checks of the context.
+	interruptCheckFrequency = 100
+	// maxQuotedExpressionBytes is how much of an expression a message
+	// quotes at most.
+	maxQuotedExpressionBytes = 160
+	// maxReasonBytes bounds the reason of a CompileError.
+	maxReasonBytes = 512
+)
+
+// Condition is one of a WebChecker's spec.conditions: a CEL expression
+// over the probe's answer that must evaluate to true, and the message of
+// the failure when it does not.
+type Condition struct {
+	// Expression is the CEL expression; it must type-check to bool.
+	Expression string
+	// Message is the failure's message when Expression is false; empty
+	// says which condition failed.
+	Message string
+}
+
+// CompileError is why a condition does not compile.
+type CompileError struct {
+	// Index is the index of the condition in the list (from 0).
+	Index int
+	// Field is the field at fault: "expression" or "message".
+	Field string
+	// Expression is the condition's expression.
+	Expression string
+	// Reason is what is wrong, bounded and stable.
+	Reason string
+}
+
+// Error implements error: condition N (from 1), its expression (quoted,
+// abbreviated) and the reason.
+func (e *CompileError) Error() string {
+	return fmt.Sprintf("condition %d (%s): %s", e.Index+1, quote(e.Expression), e.Reason)
+}
+
+// Compile type-checks conds for the environment of kind (see the package
+// documentation) and returns their Judge: nil for no conditions, so that a
+// target without conditions has no Judge. The error of a condition that
+// does not compile is a *CompileError.
+func Compile(kind probing.Kind, conds []Condition) (probing.Judge, error) {
+	if len(conds) == 0 {
+		return nil, nil
+	}
+	if len(conds) > MaxConditions {
+		return nil, fmt.Errorf("%d conditions, more than %d", len(conds), MaxConditions)
+	}
+	all, err := envs()
+	if err != nil {
+		return nil, err
+	}
+	env, ok := all[kind]
+	if !ok {
+		return nil, fmt.Errorf("conditions: unknown probe kind %q", kind)
+	}
+	j := &judge{kind: kind, conds: make([]compiled, len(conds))}
+	var src strings.Builder
+	src.WriteString(string(kind))
+	for i, c := range conds {
+		cc, reason, field := compile(env, kind, c)
+		if reason != "" {
+			return nil, &CompileError{Index: i, Field: field, Expression: c.Expression, Reason: bound(oneLine(reason), maxReasonBytes)}
+		}
+		j.conds[i] = cc
+		j.needsBody = j.needsBody || cc.needsBody
+		fmt.Fprintf(&src, "\n%s %s", strconv.Quote(c.Expression), strconv.Quote(c.Message))
+	}
+	j.source = src.String()
+	return j, nil
+}
+
+// compiled is a compiled condition.
+type compiled struct {
+	Condition
+	program   cel.Program
+	needsBody bool
+}
+
+// compile compiles one condition, or returns why it does not compile and
+// the field at fault. A panic of the CEL compiler is a reason too.
+func compile(env *cel.Env, kind probing.Kind, c Condition) (cc compiled, reason, field string) {
+	defer func() {
+		if r := recover(); r != nil {
+			cc, reason, field = compiled{Condition: c}, fmt.Sprintf("internal error of the CEL compiler: %v", r), "expression"
+		}
+	}()
+	return compileCondition(env, kind, c)
+}
+
+func compileCondition(env *cel.Env, kind probing.Kind, c Condition) (compiled, string, string) {
+	cc := compiled{Condition: c}
+	switch {
+	case strings.TrimSpace(c.Expression) == "":
+		return cc, "the expression is empty", "expression"
+	case len(c.Expression) > MaxExpressionBytes:
+		return cc, fmt.Sprintf("the expression is %d bytes long, more than %d", len(c.Expression), MaxExpressionBytes), "expression"
+	case !utf8.ValidString(c.Expression):
+		return cc, "the expression is not valid UTF-8", "expression"
+	case len(c.Message) > MaxMessageBytes:
+		return cc, fmt.Sprintf("the message is %d bytes long, more than %d", len(c.Message), MaxMessageBytes), "message"
+	}
+	parsed, iss := env.Parse(c.Expression)
+	if iss.Err() != nil {
+		return cc, issuesReason(iss), "expression"
+	}
+	uses := scan(parsed.NativeRep().Expr())
+	if reason := foreignVariables(kind, uses.free); reason != "" {
+		return cc, reason, "expression"
+	}
+	for _, name := range uses.creates {
+		if slices.ContainsFunc(objectDefs, func(d *objectDef) bool { return d.typ.TypeName() == name }) {
+			return cc, fmt.Sprintf("%s cannot be created in a condition", name), "expression"
+		}
+	}
+	for _, p := range uses.patterns {
+		if _, err := compileRegex(p); err != nil {
+			return cc, err.Error(), "expression"
+		}
+	}
+	checked, iss := env.Check(parsed)
+	if iss.Err() != nil {
+		return cc, issuesReason(iss), "expression"
+	}
+	if t := checked.OutputType(); !t.IsExactType(cel.BoolType) {
+		return cc, fmt.Sprintf("the expression evaluates to %s, not bool", t), "expression"
+	}
+	for _, ref := range checked.NativeRep().ReferenceMap() {
+		for _, id := range ref.OverloadIDs {
+			if reason, ok := forbiddenOverloads[id]; ok {
+				return cc, reason, "expression"
+			}
+		}
+	}
+	prg, err := env.Program(checked, programOptions()...)
+	if err != nil {
+		return cc, err.Error(), "expression"
+	}
+	cc.program, cc.needsBody = prg, uses.body
+	return cc, "", ""
+}
+
+// issuesReason is the compiler's errors on one line: at most three, each
+// with its position.
+func issuesReason(iss *cel.Issues) string {
+	errs := iss.Errors()
+	parts := make([]string, 0, 4)
+	for i, e := range errs {
+		if i == 3 {
+			parts = append(parts, fmt.Sprintf("and %d more errors", len(errs)-i))
+			break
+		}
+		msg := strings.TrimSuffix(e.Message, " (in container '')")
+		if e.Location.Line() > 0 {
+			msg = fmt.Sprintf("%s (at %d:%d)", msg, e.Location.Line(), e.Location.Column()+1)
+		}
+		parts = append(parts, msg)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// foreignVariables reports the variables of other kinds an expression
+// uses, "" when it uses none.
+func foreignVariables(kind probing.Kind, free []string) string {
+	for _, name := range free {
+		if slices.ContainsFunc(kindVariables[kind], func(v variable) bool { return v.name == name }) {
+			continue
+		}
+		var of []string
+		for _, k := range probing.Kinds {
+			if slices.ContainsFunc(kindVariables[k], func(v variable) bool { return v.name == name }) {
+				of = append(of, string(k))
+			}
+		}
+		if len(of) > 0 {
+			return fmt.Sprintf("%s is not available in %s conditions, only in %s conditions", name, kind, strings.Join(of, ", "))
+		}
+	}
+	return ""
+}
+
+// judge is the Judge of a list of conditions. It is immutable.
+type judge struct {
+	kind      probing.Kind
+	conds     []compiled
+	source    string
+	needsBody bool
+}
+
+var _ probing.Judge = (*judge)(nil)
+
+// Judge implements probing.Judge: it evaluates the conditions in order;
+// the first that is false, or cannot be evaluated, decides the message.
+func (j *judge) Judge(ctx context.Context, a *probing.Answer) (bool, string) {
+	ok, msg, _ := j.evaluate(ctx, a)
+	return ok, msg
+}
+
+// evaluate is Judge, with the state of the evaluation (tests).
+func (j *judge) evaluate(ctx context.Context, a *probing.Answer) (bool, string, *state) {
+	switch {
+	case a == nil:
+		return false, "conditions not evaluated: the probe has no answer", nil
+	case a.Kind != j.kind:
+		return false, fmt.Sprintf("conditions not evaluated: conditions of %s probes cannot judge a %s probe", j.kind, a.Kind), nil
+	}
+	evalCtx, cancel := context.WithTimeout(ctx, MaxEvaluationTime)
+	defer cancel()
+	s := newState(a, time.Now())
+	for i, c := range j.conds {
+		if err := ctx.Err(); err != nil {
+			return false, j.unevaluated(i, evalError(ctx, evalCtx, err)), s
+		}
+		out, _, err := c.program.ContextEval(evalCtx, s)
+		if err != nil {
+			return false, j.unevaluated(i, evalError(ctx, evalCtx, err)), s
+		}
+		if b, isBool := out.(types.Bool); !isBool {
+			return false, j.unevaluated(i, fmt.Sprintf("the result is %s, not bool", out.Type().TypeName())), s
+		} else if !b {
+			return false, j.failed(i), s
+		}
+	}
+	return true, "", s
+}
+
+// evalError is the reason of an evaluation's error err: the caller's
+// context ended, the evaluation took longer than MaxEvaluationTime, or
+// the error of the expression.
+func evalError(ctx, evalCtx context.Context, err error) string {
+	switch {
+	case ctx.Err() != nil:
+		return "probe cancelled: " + ctx.Err().Error()
+	case evalCtx.Err() != nil:
+		return fmt.Sprintf("the evaluation took longer than %v", MaxEvaluationTime)
+	}
+	return err.Error()
+}
+
+// failed is the message of condition i being false.
+func (j *judge) failed(i int) string {
+	if msg := j.conds[i].Message; msg != "" {
+		return probing.BoundMessage(msg)
+	}
+	return probing.BoundMessage(fmt.Sprintf("condition %d failed: %s", i+1, abbreviate(j.conds[i].Expression)))
+}
+
+// unevaluated is the message of condition i that could not be evaluated.
+func (j *judge) unevaluated(i int, reason string) string {
+	return probing.BoundMessage(fmt.Sprintf("condition %d (%s) could not be evaluated: %s", i+1, quote(j.conds[i].Expression), reason))
+}
+
+// Source implements probing.Judge: the kind and the conditions, quoted.
+func (j *judge) Source() string { return j.source }
+
+// NeedsBody implements probing.Judge: whether a condition reads
+// response.body, response.json or reply.
+func (j *judge) NeedsBody() bool { return j.needsBody }
+
+// controlEscapes writes the line breaks and tabs of a reason (which may
+// quote the expression) as escapes.
+var controlEscapes = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
+
+// oneLine is s on one line, without control characters.
+func oneLine(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return utf8.RuneError
+		}
+		return r
+	}, controlEscapes.Replace(strings.ToValidUTF8(s, string(utf8.RuneError))))
+}
+
+// quote is an expression in a message: quoted, abbreviated.
+func quote(expr string) string { return strconv.Quote(abbreviate(expr)) }
+
+// abbreviate cuts expr to maxQuotedExpressionBytes, marked with "...".
+func abbreviate(expr string) string {
+	return bound(expr, maxQuotedExpressionBytes)
+}
+
+// bound cuts s to at most n bytes (on a rune boundary), ending with "...".
+func bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "..."
+}
