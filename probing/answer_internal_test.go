@@ -12,9 +12,11 @@ import (
 // does.
 type refusingJudge struct{}
 
-func (refusingJudge) Judge(context.Context, *Answer) (bool, string) { return false, "condition 1 failed" }
-func (refusingJudge) Source() string                                { return "false" }
-func (refusingJudge) NeedsBody() bool                               { return false }
+func (refusingJudge) Judge(context.Context, *Answer) (bool, string) {
+	return false, "condition 1 failed"
+}
+func (refusingJudge) Source() string  { return "false" }
+func (refusingJudge) NeedsBody() bool { return false }
 
 // TestJudgeAnswer: a false judgement is ConditionFailed, unless the
 // context ended while judging: then it is a Timeout, not the conditions'
