@@ -62,7 +62,9 @@ func TestManagerProcess(t *testing.T) {
 	header := strings.Fields(strings.SplitN(table, "\n", 2)[0])
 	assert.Equal(t, []string{"NAME", "HOST", "PATH", "READY", "SUSPEND", "CODE", "REASON", "INTERVAL", "SHARD", "MESSAGE", "CERT-EXPIRY", "AGE"}, header)
 	assert.Regexp(t, `local\s+http://127\.0\.0\.1:\d+\s+/ping\s+True\s+false\s+200\s+ProbeSucceeded\s+1s\s+e2e-0\s+WebChecker is ready`, table)
-	assert.Regexp(t, `badnews\s+http://badnews\.me\s+/\s+False\s+false\s+DNSFailed\s+10s\s+e2e-0\s+Get "http://badnews.me/": dial tcp: lookup badnews.me`, table)
+	// No path in the sample, and no CRD default (the other kinds have
+	// none): the column is empty, the probe requests /.
+	assert.Regexp(t, `badnews\s+http://badnews\.me\s+False\s+false\s+DNSFailed\s+10s\s+e2e-0\s+Get "http://badnews.me/": dial tcp: lookup badnews.me`, table)
 
 	events, err := cp.Kubectl("", "get", "events", "-n", ns, "--field-selector", "involvedObject.name=badnews", "-o", "jsonpath={.items[*].reason}")
 	require.NoError(t, err)
