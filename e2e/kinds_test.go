@@ -17,7 +17,6 @@ import (
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -50,18 +49,7 @@ func TestProbeKinds(t *testing.T) {
 	)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	scheme, err := framework.NewScheme()
-	require.NoError(t, err)
-	c, err := client.New(cp.Config, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	for _, name := range []string{ns, leaseNS} {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); !apierrors.IsAlreadyExists(err) {
-			require.NoError(t, err, "creating namespace %s", name)
-		}
-	}
-	t.Cleanup(func() {
-		_ = c.DeleteAllOf(context.Background(), &webcheckerv1alpha1.WebChecker{}, client.InNamespace(ns))
-	})
+	c := testClient(t, ctx, ns, leaseNS)
 
 	cases := []kindCase{tcpCase(t), tlsCase(t, ctx, c, ns), grpcCase(t), dnsCase(t), conditionsCase(t), proxyCase(t)}
 
@@ -132,8 +120,8 @@ func awaitReady(t *testing.T, ctx context.Context, c client.Client, ns, name str
 func tcpCase(t *testing.T) kindCase {
 	server := probetest.NewTestBannerServer(t, probetest.BannerOptions{Banner: "220 ready\r\n", Close: true})
 	return kindCase{
-		name: "tcp",
-		spec: webcheckerv1alpha1.WebCheckerSpec{Host: "tcp://" + server.Addr(), TCP: &webcheckerv1alpha1.TCPProbe{Expect: "^220 "}},
+		name:    "tcp",
+		spec:    webcheckerv1alpha1.WebCheckerSpec{Host: "tcp://" + server.Addr(), TCP: &webcheckerv1alpha1.TCPProbe{Expect: "^220 "}},
 		breakIt: func() { _ = server.Close() },
 		reason:  "ConnectionFailed",
 	}

@@ -10,8 +10,6 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -32,18 +30,7 @@ func TestMetricLabelsAllowlist(t *testing.T) {
 	)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	scheme, err := framework.NewScheme()
-	require.NoError(t, err)
-	c, err := client.New(cp.Config, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	for _, name := range []string{ns, leaseNS} {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}); !apierrors.IsAlreadyExists(err) {
-			require.NoError(t, err, "creating namespace %s", name)
-		}
-	}
-	t.Cleanup(func() {
-		_ = c.DeleteAllOf(context.Background(), &webcheckerv1alpha1.WebChecker{}, client.InNamespace(ns))
-	})
+	c := testClient(t, ctx, ns, leaseNS)
 	target := framework.NewTarget()
 	defer target.Close()
 

@@ -12,10 +12,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/e2e/framework"
@@ -50,18 +47,7 @@ const (
 func TestMetricsWithPrometheus(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	scheme, err := framework.NewScheme()
-	require.NoError(t, err)
-	c, err := client.New(cp.Config, client.Options{Scheme: scheme})
-	require.NoError(t, err)
-	for _, ns := range []string{metricsNamespace, metricsLeaseNamespace} {
-		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); !apierrors.IsAlreadyExists(err) {
-			require.NoError(t, err, "creating namespace %s", ns)
-		}
-	}
-	t.Cleanup(func() {
-		_ = c.DeleteAllOf(context.Background(), &webcheckerv1alpha1.WebChecker{}, client.InNamespace(metricsNamespace))
-	})
+	c := testClient(t, ctx, metricsNamespace, metricsLeaseNamespace)
 
 	healthy, broken, flaky := framework.NewTarget(), framework.NewTarget(), framework.NewTarget()
 	for _, target := range []*framework.Target{healthy, broken, flaky} {
