@@ -45,14 +45,18 @@ func packResponse(t testing.TB, edit func(m *dnsmessage.Message)) []byte {
 	return msg
 }
 
-func TestParseResponse(t *testing.T) {
-	t.Parallel()
+// parseResponseCase is a response for parseResponse, with the dnsResponse it
+// gives or the start of its error.
+type parseResponseCase struct {
+	msg     []byte
+	want    *dnsResponse
+	wantErr string
+}
+
+// parsedResponseCases are the responses parseResponse reads.
+func parsedResponseCases(t testing.TB) map[string]parseResponseCase {
 	in := dnsmessage.ClassINET
-	tests := map[string]struct {
-		msg     []byte
-		want    *dnsResponse
-		wantErr string
-	}{
+	return map[string]parseResponseCase{
 		"every section, OPT left out": {
 			msg: packResponse(t, func(m *dnsmessage.Message) {
 				m.Answers = []dnsmessage.Resource{testRR("example.test.", in, &dnsmessage.AResource{A: [4]byte{192, 0, 2, 1}})}
@@ -121,6 +125,13 @@ func TestParseResponse(t *testing.T) {
 			}),
 			want: &dnsResponse{rcode: "NOERROR"},
 		},
+	}
+}
+
+// malformedResponseCases are the responses parseResponse rejects.
+func malformedResponseCases(t testing.TB) map[string]parseResponseCase {
+	in := dnsmessage.ClassINET
+	return map[string]parseResponseCase{
 		"another ID": {msg: packResponse(t, func(m *dnsmessage.Message) { m.ID = 8 }), wantErr: errIDMismatch.Error()},
 		"too short":  {msg: []byte{0, 7, 0x80}, wantErr: "malformed response: unpacking header: bits: insufficient data for base length type"},
 		"empty":      {msg: nil, wantErr: "malformed response: unpacking header: id: insufficient data for base length type"},
@@ -164,6 +175,14 @@ func TestParseResponse(t *testing.T) {
 			}(),
 			wantErr: "malformed response: answer section: record 1 (A): ",
 		},
+	}
+}
+
+func TestParseResponse(t *testing.T) {
+	t.Parallel()
+	tests := parsedResponseCases(t)
+	for name, tc := range malformedResponseCases(t) {
+		tests[name] = tc
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -111,18 +111,18 @@ func (j *dnsJudge) answer() *probing.Answer {
 	return j.a
 }
 
-func TestDNSProberAnswers(t *testing.T) {
-	t.Parallel()
-	zone := newZone(t)
-	prober := newDNSProber(t, zone, probing.ProberOptions{})
-	_, port, _ := net.SplitHostPort(zone.Addr())
+// dnsAnswerCase is a query to the zone and the outcome it has: success
+// unless wantReason is set.
+type dnsAnswerCase struct {
+	server      string // default zone.Addr()
+	opts        probing.DNSOptions
+	wantReason  probing.Reason
+	wantMessage string // exact after "dns query ... to ...: ", when set
+}
 
-	tests := map[string]struct {
-		server      string // default zone.Addr()
-		opts        probing.DNSOptions
-		wantReason  probing.Reason
-		wantMessage string // exact after "dns query ... to ...: ", when set
-	}{
+// dnsAnswerCases are the queries of TestDNSProberAnswers; port is the zone's.
+func dnsAnswerCases(port string) map[string]dnsAnswerCase {
+	return map[string]dnsAnswerCase{
 		"A": {opts: probing.DNSOptions{Name: "a.test", Type: "A", AnswerMatch: matches(`^a\.test\. \d+ IN A 127\.0\.0\.1$`)}},
 		"AAAA": {
 			opts: probing.DNSOptions{Name: "v6.test.", Type: "AAAA", AnswerMatch: matches(`^v6\.test\. \d+ IN AAAA ::1$`)},
@@ -172,6 +172,15 @@ func TestDNSProberAnswers(t *testing.T) {
 			wantReason: probing.ReasonDNSFailed,
 		},
 	}
+}
+
+func TestDNSProberAnswers(t *testing.T) {
+	t.Parallel()
+	zone := newZone(t)
+	prober := newDNSProber(t, zone, probing.ProberOptions{})
+	_, port, _ := net.SplitHostPort(zone.Addr())
+
+	tests := dnsAnswerCases(port)
 	for name, tc := range tests {
 		for _, transport := range transports {
 			t.Run(name+" over "+transport, func(t *testing.T) {
@@ -394,18 +403,21 @@ func withPrefix(msg []byte) []byte {
 	return append(binary.BigEndian.AppendUint16(nil, uint16(len(msg))), msg...)
 }
 
-func TestDNSProberMalformedResponses(t *testing.T) {
-	t.Parallel()
-	resolver := newDNS(t)
-	prober := newDNSProber(t, resolver, probing.ProberOptions{})
-	wrongID := func(m *dnsmessage.Message) { m.ID++ }
+// wrongID gives a response another ID than its query's.
+func wrongID(m *dnsmessage.Message) { m.ID++ }
 
-	tests := map[string]struct {
-		transport   string
-		reply       func(t *testing.T, query []byte) [][]byte
-		wantReason  probing.Reason
-		wantMessage string // after the prefix
-	}{
+// rawDNSCase is what a raw server replies to the query of the probe, over
+// transport, and the outcome: success unless wantReason is set.
+type rawDNSCase struct {
+	transport   string
+	reply       func(t *testing.T, query []byte) [][]byte
+	wantReason  probing.Reason
+	wantMessage string // after the prefix
+}
+
+// malformedUDPCases are the UDP replies of TestDNSProberMalformedResponses.
+func malformedUDPCases() map[string]rawDNSCase {
+	return map[string]rawDNSCase{
 		"UDP garbage": {
 			transport:  "udp",
 			reply:      func(*testing.T, []byte) [][]byte { return [][]byte{[]byte("garbage")} },
@@ -445,6 +457,12 @@ func TestDNSProberMalformedResponses(t *testing.T) {
 			},
 			wantReason: probing.ReasonTimeout, wantMessage: "timeout after 500ms",
 		},
+	}
+}
+
+// malformedTCPCases are the TCP replies of TestDNSProberMalformedResponses.
+func malformedTCPCases() map[string]rawDNSCase {
+	return map[string]rawDNSCase{
 		"TCP, a wrong ID": {
 			transport: "tcp",
 			reply: func(t *testing.T, q []byte) [][]byte {
@@ -485,6 +503,17 @@ func TestDNSProberMalformedResponses(t *testing.T) {
 			},
 			wantReason: probing.ReasonConnectionFailed, wantMessage: "malformed response: answer section: record 1 (A): 3 bytes of data instead of 4",
 		},
+	}
+}
+
+func TestDNSProberMalformedResponses(t *testing.T) {
+	t.Parallel()
+	resolver := newDNS(t)
+	prober := newDNSProber(t, resolver, probing.ProberOptions{})
+
+	tests := malformedUDPCases()
+	for name, tc := range malformedTCPCases() {
+		tests[name] = tc
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

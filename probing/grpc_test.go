@@ -252,8 +252,19 @@ func TestGRPCProberRPCErrors(t *testing.T) {
 	}
 }
 
-func TestGRPCProberTLS(t *testing.T) {
-	t.Parallel()
+// grpcTLSServers are the servers of TestGRPCProberTLS: secure serves a
+// 30-day leaf that the CA ca issued, expiring a self-signed certificate
+// that expires in 48 hours, plain no TLS; noALPN is the port of a TLS
+// server without h2 in its ALPN, noALPNAtAll of one without ALPN at all.
+// untrusted is a certificate for healthy.test that no server serves.
+type grpcTLSServers struct {
+	ca, leaf, expiring, untrusted probetest.Certificate
+	secure, expiringSrv, plain    *grpcServer
+	noALPN, noALPNAtAll           string
+}
+
+func startGRPCTLSServers(t *testing.T) grpcTLSServers {
+	t.Helper()
 	now := time.Now()
 	ca := probetest.NewCertificate(t, "ca.test", now.Add(-time.Hour), now.Add(90*24*time.Hour))
 	leaf := probetest.CertificateTemplate{Name: "healthy.test", NotBefore: now.Add(-time.Hour), NotAfter: now.Add(30 * 24 * time.Hour), Issuer: &ca, Leaf: true}.Issue(t)
@@ -266,66 +277,55 @@ func TestGRPCProberTLS(t *testing.T) {
 	plain := startGRPC(t, grpcServerOptions{})
 	noALPN := startTLSServer(t, &leaf, 0) // HTTP/1.1 only: no h2 in ALPN
 	noALPNAtAll := tlsSilentServer(t, probetest.Chain(leaf, ca))
-	prober := newKindProber(t, newDNS(t), probing.ProberOptions{})
-
-	withTLS := func(url string, o probing.TLSOptions, warning time.Duration) probing.Target {
-		target := grpcTarget(url, "")
-		target.TLS, target.CertExpiryWarning = o, warning
-		return target
+	return grpcTLSServers{
+		ca: ca, leaf: leaf, expiring: expiring, untrusted: untrusted,
+		secure: secure, expiringSrv: expiringSrv, plain: plain,
+		noALPN: portOf(t, noALPN.Listener.Addr()), noALPNAtAll: noALPNAtAll,
 	}
+}
+
+// grpcTLSTarget is a grpc target for url with TLS options o and a certificate
+// expiry warning.
+func grpcTLSTarget(url string, o probing.TLSOptions, warning time.Duration) probing.Target {
+	target := grpcTarget(url, "")
+	target.TLS, target.CertExpiryWarning = o, warning
+	return target
+}
+
+// grpcTLSFailure is a target of TestGRPCProberTLS that fails, with the
+// reason and, when set, the exact message.
+type grpcTLSFailure struct {
+	target      probing.Target
+	wantReason  probing.Reason
+	wantMessage string
+}
+
+// grpcTLSFailures are the targets on s that TestGRPCProberTLS probes and
+// that fail.
+func grpcTLSFailures(s grpcTLSServers) map[string]grpcTLSFailure {
+	ca, untrusted, secure, plain := s.ca, s.untrusted, s.secure, s.plain
 	trustCA := probing.TLSOptions{RootCAs: ca.PEM}
-
-	// By name: the host name is the server name by default.
-	res := probeTwice(t, prober, withTLS("grpcs://healthy.test:"+secure.port, trustCA, 7*24*time.Hour))
-	require.True(t, res.Success, "%+v", res)
-	require.NotNil(t, res.CertificateExpiry)
-	assert.Equal(t, leaf.X509.NotAfter, *res.CertificateExpiry, "the leaf expires first")
-	assert.Empty(t, res.CertificateWarning)
-
-	// By address, with the leaf's name as ServerName.
-	res = prober.Probe(t.Context(), withTLS("grpcs://"+secure.addr, probing.TLSOptions{RootCAs: ca.PEM, ServerName: "healthy.test"}, 0))
-	assert.True(t, res.Success, "%+v", res)
-
-	// A chain that expires within the warning: success with a warning.
-	res = probeTwice(t, prober, withTLS("grpcs://healthy.test:"+expiringSrv.port, probing.TLSOptions{RootCAs: expiring.PEM}, 7*24*time.Hour))
-	assert.True(t, res.Success, "%+v", res)
-	require.NotNil(t, res.CertificateExpiry)
-	assert.Equal(t, expiring.X509.NotAfter, *res.CertificateExpiry)
-	assert.Contains(t, res.CertificateWarning, `certificate "healthy.test" expires at`)
-
-	// A certificate that expires within the warning but does not answer
-	// SERVING: no warning, the expiry stays.
-	expiringSrv.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	res = prober.Probe(t.Context(), withTLS("grpcs://healthy.test:"+expiringSrv.port, probing.TLSOptions{RootCAs: expiring.PEM}, 7*24*time.Hour))
-	assert.Equal(t, probing.ReasonNotServing, res.Reason, "%+v", res)
-	assert.NotNil(t, res.CertificateExpiry)
-	assert.Empty(t, res.CertificateWarning)
-
-	tests := map[string]struct {
-		target      probing.Target
-		wantReason  probing.Reason
-		wantMessage string
-	}{
+	return map[string]grpcTLSFailure{
 		"untrusted certificate": {
-			target:      withTLS("grpcs://healthy.test:"+secure.port, probing.TLSOptions{RootCAs: untrusted.PEM}, 0),
+			target:      grpcTLSTarget("grpcs://healthy.test:"+secure.port, probing.TLSOptions{RootCAs: untrusted.PEM}, 0),
 			wantReason:  probing.ReasonTLSError,
 			wantMessage: `health check of "grpcs://healthy.test:` + secure.port + `": TLS handshake: tls: failed to verify certificate: x509: certificate signed by unknown authority`,
 		},
 		"system roots": {
-			target:     withTLS("grpcs://healthy.test:"+secure.port, probing.TLSOptions{}, 0),
+			target:     grpcTLSTarget("grpcs://healthy.test:"+secure.port, probing.TLSOptions{}, 0),
 			wantReason: probing.ReasonTLSError,
 		},
 		"wrong server name": {
-			target:      withTLS("grpcs://healthy.test:"+secure.port, probing.TLSOptions{RootCAs: ca.PEM, ServerName: "other.test"}, 0),
+			target:      grpcTLSTarget("grpcs://healthy.test:"+secure.port, probing.TLSOptions{RootCAs: ca.PEM, ServerName: "other.test"}, 0),
 			wantReason:  probing.ReasonTLSError,
 			wantMessage: `health check of "grpcs://healthy.test:` + secure.port + `": TLS handshake: tls: failed to verify certificate: x509: certificate is valid for healthy.test, not other.test`,
 		},
 		"TLS server without h2": {
-			target:     withTLS("grpcs://healthy.test:"+portOf(t, noALPN.Listener.Addr()), trustCA, 0),
+			target:     grpcTLSTarget("grpcs://healthy.test:"+s.noALPN, trustCA, 0),
 			wantReason: probing.ReasonTLSError,
 		},
 		"grpcs to a plaintext server": {
-			target:      withTLS("grpcs://healthy.test:"+plain.port, trustCA, 0),
+			target:      grpcTLSTarget("grpcs://healthy.test:"+plain.port, trustCA, 0),
 			wantReason:  probing.ReasonTLSError,
 			wantMessage: `health check of "grpcs://healthy.test:` + plain.port + `": TLS handshake: tls: first record does not look like a TLS handshake`,
 		},
@@ -335,17 +335,52 @@ func TestGRPCProberTLS(t *testing.T) {
 			wantMessage: `health check of "grpc://healthy.test:` + secure.port + `": connection error: desc = "error reading server preface: EOF"`,
 		},
 		"TLS server without ALPN": {
-			target:      withTLS("grpcs://healthy.test:"+noALPNAtAll, trustCA, 0),
+			target:      grpcTLSTarget("grpcs://healthy.test:"+s.noALPNAtAll, trustCA, 0),
 			wantReason:  probing.ReasonTLSError,
-			wantMessage: `health check of "grpcs://healthy.test:` + noALPNAtAll + `": TLS handshake: the server did not select HTTP/2 (ALPN "h2"), which gRPC requires`,
+			wantMessage: `health check of "grpcs://healthy.test:` + s.noALPNAtAll + `": TLS handshake: the server did not select HTTP/2 (ALPN "h2"), which gRPC requires`,
 		},
 		"CA bundle without a certificate": {
-			target:      withTLS("grpcs://healthy.test:"+secure.port, probing.TLSOptions{RootCAs: []byte("junk")}, 0),
+			target:      grpcTLSTarget("grpcs://healthy.test:"+secure.port, probing.TLSOptions{RootCAs: []byte("junk")}, 0),
 			wantReason:  probing.ReasonInvalidTarget,
 			wantMessage: "invalid target: TLS settings: the CA bundle holds no PEM-encoded certificate",
 		},
 	}
-	for name, tc := range tests {
+}
+
+func TestGRPCProberTLS(t *testing.T) {
+	t.Parallel()
+	s := startGRPCTLSServers(t)
+	secure, expiringSrv, leaf, expiring := s.secure, s.expiringSrv, s.leaf, s.expiring
+	prober := newKindProber(t, newDNS(t), probing.ProberOptions{})
+	trustCA := probing.TLSOptions{RootCAs: s.ca.PEM}
+
+	// By name: the host name is the server name by default.
+	res := probeTwice(t, prober, grpcTLSTarget("grpcs://healthy.test:"+secure.port, trustCA, 7*24*time.Hour))
+	require.True(t, res.Success, "%+v", res)
+	require.NotNil(t, res.CertificateExpiry)
+	assert.Equal(t, leaf.X509.NotAfter, *res.CertificateExpiry, "the leaf expires first")
+	assert.Empty(t, res.CertificateWarning)
+
+	// By address, with the leaf's name as ServerName.
+	res = prober.Probe(t.Context(), grpcTLSTarget("grpcs://"+secure.addr, probing.TLSOptions{RootCAs: s.ca.PEM, ServerName: "healthy.test"}, 0))
+	assert.True(t, res.Success, "%+v", res)
+
+	// A chain that expires within the warning: success with a warning.
+	res = probeTwice(t, prober, grpcTLSTarget("grpcs://healthy.test:"+expiringSrv.port, probing.TLSOptions{RootCAs: expiring.PEM}, 7*24*time.Hour))
+	assert.True(t, res.Success, "%+v", res)
+	require.NotNil(t, res.CertificateExpiry)
+	assert.Equal(t, expiring.X509.NotAfter, *res.CertificateExpiry)
+	assert.Contains(t, res.CertificateWarning, `certificate "healthy.test" expires at`)
+
+	// A certificate that expires within the warning but does not answer
+	// SERVING: no warning, the expiry stays.
+	expiringSrv.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
+	res = prober.Probe(t.Context(), grpcTLSTarget("grpcs://healthy.test:"+expiringSrv.port, probing.TLSOptions{RootCAs: expiring.PEM}, 7*24*time.Hour))
+	assert.Equal(t, probing.ReasonNotServing, res.Reason, "%+v", res)
+	assert.NotNil(t, res.CertificateExpiry)
+	assert.Empty(t, res.CertificateWarning)
+
+	for name, tc := range grpcTLSFailures(s) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			res := probeTwice(t, prober, tc.target)

@@ -93,6 +93,37 @@ func resetAfterQuery(t *testing.T) string {
 	return "tcp://" + ln.Addr().String()
 }
 
+// tcpConnectionFailures are the cases of TestTCPProber that fail before
+// any server answers: a closed port, a reset, names that do not resolve
+// on the DNS server at dnsAddr.
+func tcpConnectionFailures(t *testing.T, dnsAddr string) map[string]tcpCase {
+	t.Helper()
+	refused := "tcp://" + closedPort(t)
+	reset := resetAfterQuery(t)
+	return map[string]tcpCase{
+		"connection refused": {
+			target:      probing.Target{URL: refused},
+			wantReason:  probing.ReasonConnectionFailed,
+			wantMessage: `connect "` + refused + `": dial tcp ` + strings.TrimPrefix(refused, "tcp://") + `: connect: connection refused`,
+		},
+		"connection reset while reading": {
+			target:      probing.Target{URL: reset, TCP: expectReply("PING\r\n", `^\+PONG`, 1024)},
+			wantReason:  probing.ReasonConnectionFailed,
+			wantContain: `read "` + reset + `": read tcp ` + strings.TrimPrefix(reset, "tcp://") + `: read: connection reset by peer`,
+		},
+		"unknown name": {
+			target:      probing.Target{URL: "tcp://nowhere.test:25"},
+			wantReason:  probing.ReasonDNSFailed,
+			wantMessage: `connect "tcp://nowhere.test:25": dial tcp: lookup nowhere.test on ` + dnsAddr + `: no such host`,
+		},
+		"unknown name, tls": {
+			target:      probing.Target{URL: "tls://nowhere.test:465"},
+			wantReason:  probing.ReasonDNSFailed,
+			wantMessage: `connect "tls://nowhere.test:465": dial tcp: lookup nowhere.test on ` + dnsAddr + `: no such host`,
+		},
+	}
+}
+
 func TestTCPProber(t *testing.T) {
 	t.Parallel()
 	dns := newDNS(t)
@@ -104,8 +135,7 @@ func TestTCPProber(t *testing.T) {
 	goAway := probetest.NewTestBannerServer(t, probetest.BannerOptions{Banner: "-ERR go away\r\n", Close: true})
 	hangUp := probetest.NewTestBannerServer(t, probetest.BannerOptions{Close: true})
 	chatty := probetest.NewTestBannerServer(t, probetest.BannerOptions{Banner: strings.Repeat("chatter ", 100)})
-	refused := "tcp://" + closedPort(t)
-	reset := resetAfterQuery(t)
+	failures := tcpConnectionFailures(t, dns.Addr())
 
 	runTCPCases(t, prober, map[string]tcpCase{
 		"connects by name": {
@@ -157,27 +187,8 @@ func TestTCPProber(t *testing.T) {
 			target:     probing.Target{URL: tcpURL("tcp", "healthy.test", chatty), TCP: expectReply("", `^chatter chatter`, 16)},
 			wantReason: probing.ReasonSucceeded,
 		},
-		"connection refused": {
-			target:      probing.Target{URL: refused},
-			wantReason:  probing.ReasonConnectionFailed,
-			wantMessage: `connect "` + refused + `": dial tcp ` + strings.TrimPrefix(refused, "tcp://") + `: connect: connection refused`,
-		},
-		"connection reset while reading": {
-			target:      probing.Target{URL: reset, TCP: expectReply("PING\r\n", `^\+PONG`, 1024)},
-			wantReason:  probing.ReasonConnectionFailed,
-			wantContain: `read "` + reset + `": read tcp ` + strings.TrimPrefix(reset, "tcp://") + `: read: connection reset by peer`,
-		},
-		"unknown name": {
-			target:      probing.Target{URL: "tcp://nowhere.test:25"},
-			wantReason:  probing.ReasonDNSFailed,
-			wantMessage: `connect "tcp://nowhere.test:25": dial tcp: lookup nowhere.test on ` + dns.Addr() + `: no such host`,
-		},
-		"unknown name, tls": {
-			target:      probing.Target{URL: "tls://nowhere.test:465"},
-			wantReason:  probing.ReasonDNSFailed,
-			wantMessage: `connect "tls://nowhere.test:465": dial tcp: lookup nowhere.test on ` + dns.Addr() + `: no such host`,
-		},
 	})
+	runTCPCases(t, prober, failures)
 }
 
 // What a tcp probe sends reaches the server as it is.

@@ -115,10 +115,9 @@ const checkerHeader = `
 # TYPE webchecker_probe_success gauge
 `
 
-func TestCheckerMetrics(t *testing.T) {
-	_, src, reg := newRegistered(t)
-
-	want := `
+// checkerMetricsWant is what the registry of newRegistered exports, before
+// any change to its sources.
+const checkerMetricsWant = `
 # HELP webchecker_probe_duration_seconds Duration of the latest probe of the checker, end to end.
 # TYPE webchecker_probe_duration_seconds gauge
 webchecker_probe_duration_seconds{name="payments",namespace="shop"} 0.25
@@ -158,7 +157,10 @@ webchecker_shard_fenced 0
 # TYPE webchecker_scheduler_inflight gauge
 webchecker_scheduler_inflight 2
 `
-	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want),
+
+func TestCheckerMetrics(t *testing.T) {
+	_, src, reg := newRegistered(t)
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(checkerMetricsWant),
 		"webchecker_probe_duration_seconds", "webchecker_probe_http_status_code", "webchecker_probe_last_run_timestamp_seconds",
 		"webchecker_probe_success", "webchecker_probes_total", "webchecker_probe_ssl_earliest_cert_expiry", "webchecker_shard_owned_checkers",
 		"webchecker_shard_members", "webchecker_shard_rebalances_total", "webchecker_shard_fenced", "webchecker_scheduler_inflight"))
