@@ -114,14 +114,20 @@ func TestInvalidKindSpecsAreRejectedByTheAPIServer(t *testing.T) {
 	for name, tc := range invalidKindSpecs {
 		i++
 		t.Run(name, func(t *testing.T) {
-			wc := newChecker(ns, fmt.Sprintf("invalid-kind-%d", i), "http://example.com", "/")
-			tc.mutate(&wc.Spec)
-			err := k8sClient.Create(context.Background(), wc, client.DryRunAll)
-			require.Error(t, err, "the API server accepted %+v", wc.Spec)
-			assert.True(t, apierrors.IsInvalid(err), "want an Invalid error, got %v", err)
-			assert.Contains(t, err.Error(), tc.want)
+			assertRejected(t, newChecker(ns, fmt.Sprintf("invalid-kind-%d", i), "http://example.com", "/"), tc.mutate, tc.want)
 		})
 	}
+}
+
+// assertRejected checks that the API server refuses wc once mutate changed
+// its spec, as Invalid, with want in the message.
+func assertRejected(t *testing.T, wc *webcheckerv1alpha1.WebChecker, mutate func(*webcheckerv1alpha1.WebCheckerSpec), want string) {
+	t.Helper()
+	mutate(&wc.Spec)
+	err := k8sClient.Create(context.Background(), wc, client.DryRunAll)
+	require.Error(t, err, "the API server accepted %+v", wc.Spec)
+	assert.True(t, apierrors.IsInvalid(err), "want an Invalid error, got %v", err)
+	assert.Contains(t, err.Error(), want)
 }
 
 // TestValidKindSpecsAreAcceptedAndDefaulted checks a spec of every kind with
