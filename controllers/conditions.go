@@ -53,7 +53,7 @@ func readyCondition(o *scheduler.Outcome) metav1.Condition {
 		Type:               webcheckerv1alpha1.ConditionReady,
 		Status:             metav1.ConditionFalse,
 		Reason:             string(o.Result.Reason),
-		Message:            truncate(o.Result.Message, maxConditionMessage),
+		Message:            probing.Truncate(o.Result.Message, maxConditionMessage),
 		ObservedGeneration: o.Generation,
 		// Used only when the status changes: meta.SetStatusCondition keeps
 		// the previous transition time otherwise.
@@ -138,7 +138,7 @@ func certificateCondition(o *scheduler.Outcome, target probing.Target) metav1.Co
 		c.Status, c.Reason = metav1.ConditionTrue, webcheckerv1alpha1.ReasonCertificateValid
 		c.Message = fmt.Sprintf("The certificate chain is valid until %s", expiry.UTC().Format(time.RFC3339))
 	}
-	c.Message = truncate(c.Message, maxConditionMessage)
+	c.Message = probing.Truncate(c.Message, maxConditionMessage)
 	return c
 }
 
@@ -187,7 +187,7 @@ func (r *WebCheckerReconciler) recordCertificateChange(wc *webcheckerv1alpha1.We
 // event records an Event about wc whose note, format applied to args, is
 // bounded to what the API accepts.
 func (r *WebCheckerReconciler) event(wc *webcheckerv1alpha1.WebChecker, eventType, reason, format string, args ...any) {
-	r.Recorder.Eventf(wc, nil, eventType, reason, "Probe", "%s", truncate(fmt.Sprintf(format, args...), maxEventNote))
+	r.Recorder.Eventf(wc, nil, eventType, reason, "Probe", "%s", probing.Truncate(fmt.Sprintf(format, args...), maxEventNote))
 }
 
 // conditionOf returns a copy of the condition of type t in conditions, or

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -191,27 +190,4 @@ func TestTrackerCountsStreaksAndAsksAtTheThreshold(t *testing.T) {
 	n, stale = tr.streak(held)
 	require.False(t, stale)
 	assert.Equal(t, 1, n)
-}
-
-func TestTruncateKeepsValidUTF8(t *testing.T) {
-	tests := map[string]struct {
-		in   string
-		n    int
-		want string
-	}{
-		"short enough":              {in: "ok", n: 10, want: "ok"},
-		"exactly the limit":         {in: "0123456789", n: 10, want: "0123456789"},
-		"cut and marked":            {in: "0123456789abc", n: 10, want: "0123456..."},
-		"cut never splits a rune":   {in: "aaaaaé€€€", n: 10, want: "aaaaaé..."},
-		"invalid bytes replaced":    {in: "a\xffb", n: 10, want: "a\uFFFDb"},
-		"four-byte rune at the cut": {in: "aaaaa😀😀", n: 10, want: "aaaaa..."},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			got := truncate(tc.in, tc.n)
-			assert.Equal(t, tc.want, got)
-			assert.True(t, utf8.ValidString(got))
-			assert.LessOrEqual(t, len(got), tc.n)
-		})
-	}
 }

@@ -3,9 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -128,18 +126,4 @@ func (r *WebCheckerReconciler) countWrite(err error) {
 	default:
 		r.Metrics.StatusWritten(metrics.WriteFailed)
 	}
-}
-
-// truncate returns s as valid UTF-8 of at most n bytes: invalid bytes become
-// U+FFFD, and a longer text is cut at a rune boundary and ends in "...".
-func truncate(s string, n int) string {
-	s = strings.ToValidUTF8(s, "\uFFFD")
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
 }

@@ -69,10 +69,7 @@ type dnsQuery struct {
 // resolve ReasonDNSFailed, a denied address ReasonEgressDenied.
 func (p *DNSProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
-	res := p.probe(ctx, t, start)
-	res.Message = BoundMessage(res.Message)
-	res.Duration = time.Since(start)
-	return res
+	return finish(p.probe(ctx, t, start), start)
 }
 
 func (p *DNSProber) probe(ctx context.Context, t Target, start time.Time) Result {

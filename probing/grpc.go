@@ -12,7 +12,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
@@ -69,10 +68,7 @@ func NewGRPCProber(opts ProberOptions) *GRPCProber {
 // by HTTPProber. Then t.Judge, if any, judges the answer.
 func (p *GRPCProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
-	res := p.probe(ctx, t, start)
-	res.Message = BoundMessage(res.Message)
-	res.Duration = time.Since(start)
-	return res
+	return finish(p.probe(ctx, t, start), start)
 }
 
 func (p *GRPCProber) probe(ctx context.Context, t Target, start time.Time) Result {
@@ -226,27 +222,17 @@ func connReason(err error) Reason {
 }
 
 // grpcStatusText names the gRPC status of err and quotes the start of its
-// description: at most maxStatusDescBytes bytes of what the server said.
+// description (see Truncate): a description longer than
+// maxStatusDescBytes plus the 3 bytes of the "…" that marks a cut keeps
+// its first maxStatusDescBytes bytes (fewer when a rune straddles the
+// cut), then "…".
 func grpcStatusText(err error) string {
 	st := status.Convert(err)
 	text := "rpc error: code = " + st.Code().String()
 	if desc := st.Message(); desc != "" {
-		text += " desc = " + strconv.Quote(truncateText(desc, maxStatusDescBytes))
+		text += " desc = " + strconv.Quote(Truncate(desc, maxStatusDescBytes+len(truncationMarker)))
 	}
 	return text
-}
-
-// truncateText returns s cut to at most max bytes (without splitting a
-// rune), marked with "…" when cut.
-func truncateText(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	cut := max
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + truncationMarker
 }
 
 // judgeServingStatus turns the serving status of a health check into a

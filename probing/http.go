@@ -234,9 +234,7 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 func (p *HTTPProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
 	tracer := newPhaseTracer()
-	res := p.probe(httptrace.WithClientTrace(ctx, tracer.clientTrace()), t)
-	res.Message = BoundMessage(res.Message)
-	res.Duration = time.Since(start)
+	res := finish(p.probe(httptrace.WithClientTrace(ctx, tracer.clientTrace()), t), start)
 	res.Phases = tracer.finish()
 	return res
 }

@@ -174,8 +174,43 @@ func (f ProberFunc) Probe(ctx context.Context, target Target) Result { return f(
 // write to the checker's status and Events) megabytes of text.
 const MaxMessageBytes = 1024
 
-// truncationMarker replaces what BoundMessage cuts out.
+// truncationMarker replaces what BoundMessage cuts out, and ends what
+// Truncate cuts.
 const truncationMarker = "…"
+
+// Truncate returns s as valid UTF-8 (invalid bytes become U+FFFD) of at
+// most n bytes. A longer text is cut at a rune boundary and ends in "…"
+// (3 bytes, counted in n), so that the cut shows; when n leaves no room
+// for the mark (n < 3), the text is cut without one. n <= 0 gives "".
+// Unlike BoundMessage, it keeps the start only, and leaves control
+// characters as they are.
+func Truncate(s string, n int) string {
+	s = strings.ToValidUTF8(s, string(utf8.RuneError))
+	if len(s) <= n {
+		return s
+	}
+	if n <= 0 {
+		return ""
+	}
+	marker := truncationMarker
+	if n < len(marker) {
+		marker = ""
+	}
+	cut := n - len(marker)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + marker
+}
+
+// finish completes the Result of a probe that started at start: its
+// message bounded (BoundMessage) and its Duration measured. Probers call
+// it last, so that Duration covers all of the probe.
+func finish(res Result, start time.Time) Result {
+	res.Message = BoundMessage(res.Message)
+	res.Duration = time.Since(start)
+	return res
+}
 
 // BoundMessage returns msg as a Result may carry it: valid UTF-8 (invalid
 // bytes become U+FFFD), on one line (line breaks and tabs become spaces,

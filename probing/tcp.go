@@ -45,10 +45,7 @@ func newTCPProber(opts ProberOptions) *tcpProber {
 // work gives ReasonInvalidTarget.
 func (p *tcpProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
-	res := p.probe(ctx, t, start)
-	res.Message = BoundMessage(res.Message)
-	res.Duration = time.Since(start)
-	return res
+	return finish(p.probe(ctx, t, start), start)
 }
 
 // tcpTarget is what a probe needs of a valid tcp or tls Target.

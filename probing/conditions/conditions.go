@@ -110,7 +110,7 @@ func Compile(kind probing.Kind, conds []Condition) (probing.Judge, error) {
 	for i, c := range conds {
 		cc, reason, field := compile(env, kind, c)
 		if reason != "" {
-			return nil, &CompileError{Index: i, Field: field, Expression: c.Expression, Reason: bound(oneLine(reason), maxReasonBytes)}
+			return nil, &CompileError{Index: i, Field: field, Expression: c.Expression, Reason: probing.Truncate(oneLine(reason), maxReasonBytes)}
 		}
 		j.conds[i] = cc
 		j.needsBody = j.needsBody || cc.needsBody
@@ -324,19 +324,8 @@ func oneLine(s string) string {
 // quote is an expression in a message: quoted, abbreviated.
 func quote(expr string) string { return strconv.Quote(abbreviate(expr)) }
 
-// abbreviate cuts expr to maxQuotedExpressionBytes, marked with "...".
+// abbreviate cuts expr to maxQuotedExpressionBytes, marked with "…"
+// (see probing.Truncate).
 func abbreviate(expr string) string {
-	return bound(expr, maxQuotedExpressionBytes)
-}
-
-// bound cuts s to at most n bytes (on a rune boundary), ending with "...".
-func bound(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("...")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "..."
+	return probing.Truncate(expr, maxQuotedExpressionBytes)
 }

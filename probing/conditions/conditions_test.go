@@ -253,7 +253,7 @@ func TestLongExpressionMessages(t *testing.T) {
 	ok, msg := j.Judge(context.Background(), httpAnswer(200, "{}"))
 	assert.False(t, ok)
 	assert.Contains(t, msg, `condition 1 ("response.code == 200 && response.body != 'x'`)
-	assert.Contains(t, msg, `...") could not be evaluated: no such key: nope`)
+	assert.Contains(t, msg, `…") could not be evaluated: no such key: nope`)
 	assert.Less(t, len(msg), 300, msg)
 
 	_, err = conditions.Compile(probing.KindHTTP, []conditions.Condition{{Expression: long + " +"}})

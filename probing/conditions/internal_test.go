@@ -47,10 +47,3 @@ func TestJSONParsedOnceWhenRead(t *testing.T) {
 		})
 	}
 }
-
-func TestBound(t *testing.T) {
-	t.Parallel()
-	assert.Equal(t, "short", bound("short", 10))
-	assert.Equal(t, "abcdefg...", bound("abcdefghijklmnop", 10))
-	assert.Equal(t, "ab...", bound("ab€€€€", 7), "cut on a rune boundary")
-}

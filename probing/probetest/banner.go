@@ -3,12 +3,10 @@ package probetest
 import (
 	"bytes"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -56,15 +54,12 @@ type BannerOptions struct {
 // its BannerOptions say, over plain TCP or TLS. It is safe for concurrent
 // use.
 type BannerServer struct {
-	opts     BannerOptions
-	ln       net.Listener
-	accepted atomic.Int64
+	opts  BannerOptions
+	ln    net.Listener
+	conns connSet
 
-	mu        sync.Mutex
-	closed    bool
-	conns     map[net.Conn]struct{}
+	mu        sync.Mutex // guards received
 	received  []byte
-	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -86,9 +81,8 @@ func NewBannerServer(opts BannerOptions) (*BannerServer, error) {
 	if opts.TLS != nil {
 		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{*opts.TLS}})
 	}
-	s := &BannerServer{opts: opts, ln: ln, conns: make(map[net.Conn]struct{})}
-	s.wg.Add(1)
-	go s.serve()
+	s := &BannerServer{opts: opts, ln: ln}
+	s.conns.serve(ln, s.serveConn)
 	return s, nil
 }
 
@@ -119,15 +113,11 @@ func (s *BannerServer) Port() string {
 }
 
 // Accepted returns the number of connections accepted so far.
-func (s *BannerServer) Accepted() int64 { return s.accepted.Load() }
+func (s *BannerServer) Accepted() int64 { return s.conns.accepted.Load() }
 
 // Open returns the number of connections open now: accepted, and closed
 // by neither end yet (as far as the server noticed).
-func (s *BannerServer) Open() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return len(s.conns)
-}
+func (s *BannerServer) Open() int { return s.conns.open() }
 
 // Received returns what clients sent so far, all connections together,
 // in the order it was read: its first 64 KiB.
@@ -142,57 +132,14 @@ func (s *BannerServer) Received() []byte {
 // later calls return the first call's result.
 func (s *BannerServer) Close() error {
 	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		for c := range s.conns {
-			_ = c.Close()
-		}
-		s.mu.Unlock()
-		s.closeErr = s.ln.Close()
-		s.wg.Wait()
+		s.closeErr = s.conns.close(s.ln.Close)
 	})
 	return s.closeErr
 }
 
-func (s *BannerServer) serve() {
-	defer s.wg.Done()
-	for {
-		c, err := s.ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) || s.isClosed() {
-				return
-			}
-			continue
-		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			_ = c.Close()
-			return
-		}
-		s.accepted.Add(1)
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go s.serveConn(c)
-	}
-}
-
-func (s *BannerServer) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
-
-// serveConn answers one connection as the options say, then closes it.
+// serveConn answers one connection as the options say (conns closes it
+// when serveConn returns).
 func (s *BannerServer) serveConn(c net.Conn) {
-	defer s.wg.Done()
-	defer func() {
-		_ = c.Close()
-		s.mu.Lock()
-		delete(s.conns, c)
-		s.mu.Unlock()
-	}()
 	_ = c.SetDeadline(time.Now().Add(bannerIdleTimeout))
 	if tc, ok := c.(*tls.Conn); ok {
 		if err := tc.Handshake(); err != nil {

@@ -64,10 +64,7 @@ type DNSServer struct {
 	rotate    bool
 	answered  map[string]int // answers so far, by name and type (when rotating)
 
-	wg        sync.WaitGroup
-	mu        sync.Mutex
-	closed    bool
-	conns     map[net.Conn]struct{}
+	conns     connSet // TCP connections; the goroutines of both listeners
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -104,11 +101,9 @@ func NewDNSServer(records map[string][]net.IP) (*DNSServer, error) {
 			addr:    addr,
 			udp:     udp,
 			tcp:     tcp,
-			conns:   make(map[net.Conn]struct{}),
 		}
-		s.wg.Add(2)
-		go s.serveUDP()
-		go s.serveTCP()
+		s.conns.wg.Go(s.serveUDP)
+		s.conns.serve(tcp, s.serveConn)
 		return s, nil
 	}
 	return nil, fmt.Errorf("probetest: listen on TCP and UDP on the same port: %w", lastErr)
@@ -252,31 +247,17 @@ func (s *DNSServer) Queries() int64 { return s.queries.Load() }
 // once; later calls return the first call's result.
 func (s *DNSServer) Close() error {
 	s.closeOnce.Do(func() {
-		s.mu.Lock()
-		s.closed = true
-		for c := range s.conns {
-			_ = c.Close()
-		}
-		s.mu.Unlock()
-		s.closeErr = errors.Join(s.udp.Close(), s.tcp.Close())
-		s.wg.Wait()
+		s.closeErr = s.conns.close(func() error { return errors.Join(s.udp.Close(), s.tcp.Close()) })
 	})
 	return s.closeErr
 }
 
-func (s *DNSServer) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
-
 func (s *DNSServer) serveUDP() {
-	defer s.wg.Done()
 	buf := make([]byte, maxMessageSize)
 	for {
 		n, from, err := s.udp.ReadFrom(buf)
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) || s.isClosed() {
+			if errors.Is(err, net.ErrClosed) || s.conns.isClosed() {
 				return
 			}
 			continue // a transient error for one datagram
@@ -287,39 +268,10 @@ func (s *DNSServer) serveUDP() {
 	}
 }
 
-func (s *DNSServer) serveTCP() {
-	defer s.wg.Done()
-	for {
-		c, err := s.tcp.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) || s.isClosed() {
-				return
-			}
-			continue
-		}
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			_ = c.Close()
-			return
-		}
-		s.conns[c] = struct{}{}
-		s.wg.Add(1)
-		s.mu.Unlock()
-		go s.serveConn(c)
-	}
-}
-
 // serveConn answers length-prefixed DNS messages on one TCP connection
-// until the client closes it, stays idle too long, or the server closes.
+// until the client closes it, stays idle too long, or the server closes
+// (conns closes c when serveConn returns).
 func (s *DNSServer) serveConn(c net.Conn) {
-	defer s.wg.Done()
-	defer func() {
-		s.mu.Lock()
-		delete(s.conns, c)
-		s.mu.Unlock()
-		_ = c.Close()
-	}()
 	var prefix [2]byte
 	buf := make([]byte, maxMessageSize)
 	for {

@@ -55,14 +55,12 @@ type Proxy struct {
 	ctx      context.Context
 	cancel   context.CancelFunc
 	requests atomic.Int64
+	conns    connSet // accepted connections and tunnels' upstream ones
 
-	mu        sync.Mutex
-	closed    bool
-	conns     map[net.Conn]struct{}
+	mu        sync.Mutex // guards connects and forwarded
 	connects  []string
 	forwarded []string
 
-	wg        sync.WaitGroup
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -100,10 +98,8 @@ func NewProxy(opts ProxyOptions) (*Proxy, error) {
 		},
 		ctx:    ctx,
 		cancel: cancel,
-		conns:  map[net.Conn]struct{}{},
 	}
-	p.wg.Add(1)
-	go p.serve()
+	p.conns.serve(ln, p.serveConn)
 	return p, nil
 }
 
@@ -181,66 +177,15 @@ func (p *Proxy) ForwardedURLs() []string {
 func (p *Proxy) Close() error {
 	p.closeOnce.Do(func() {
 		p.cancel()
-		p.mu.Lock()
-		p.closed = true
-		for c := range p.conns {
-			_ = c.Close()
-		}
-		p.mu.Unlock()
-		p.closeErr = p.ln.Close()
-		p.wg.Wait()
+		p.closeErr = p.conns.close(p.ln.Close)
 		p.forward.CloseIdleConnections()
 	})
 	return p.closeErr
 }
 
-// track registers c, to be closed by Close; false (and c closed) when the
-// proxy is closed already.
-func (p *Proxy) track(c net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		_ = c.Close()
-		return false
-	}
-	p.conns[c] = struct{}{}
-	return true
-}
-
-func (p *Proxy) untrack(c net.Conn) {
-	p.mu.Lock()
-	delete(p.conns, c)
-	p.mu.Unlock()
-	_ = c.Close()
-}
-
-func (p *Proxy) serve() {
-	defer p.wg.Done()
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			if errors.Is(err, net.ErrClosed) || p.ctx.Err() != nil {
-				return
-			}
-			continue
-		}
-		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			_ = c.Close()
-			return
-		}
-		p.conns[c] = struct{}{}
-		p.wg.Add(1)
-		p.mu.Unlock()
-		go p.serveConn(c)
-	}
-}
-
-// serveConn answers the one request of c: a tunnel or a forwarded request.
+// serveConn answers the one request of c: a tunnel or a forwarded request
+// (conns closes c when serveConn returns).
 func (p *Proxy) serveConn(c net.Conn) {
-	defer p.wg.Done()
-	defer p.untrack(c)
 	br := bufio.NewReader(c)
 	req, err := http.ReadRequest(br)
 	if err != nil {
@@ -291,10 +236,10 @@ func (p *Proxy) tunnel(c net.Conn, br *bufio.Reader, target string) {
 		writeStatus(c, http.StatusBadGateway, "")
 		return
 	}
-	if !p.track(up) {
+	if !p.conns.add(up) {
 		return
 	}
-	defer p.untrack(up)
+	defer p.conns.remove(up)
 	if _, err := io.WriteString(c, "HTTP/1.1 200 Connection established\r\n\r\n"); err != nil {
 		return
 	}
