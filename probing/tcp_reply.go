@@ -29,35 +29,78 @@ const replyChunk = 32 << 10
 const maxEmptyReads = 100
 
 // readReply reads from r until expect matches everything read so far, r
-// ends (io.EOF), max bytes were read, or reading fails. It returns what
-// it read (at most max bytes) and why it stopped; err is the read error
+// ends (io.EOF), limit bytes were read, or reading fails. It returns what
+// it read (at most limit bytes) and why it stopped; err is the read error
 // other than io.EOF, with what was read before it.
 //
 // expect is matched after every read that returned data, and once more
 // at EOF (so that an expression matching the empty reply accepts a server
 // that closes without a word): "what was read so far" depends on how the
 // server's bytes arrived, so "$" means the end of what arrived so far, not
-// the end of the reply. A server that trickles its reply byte by byte
-// makes readReply match again and again, bounded by max and by r's
-// deadline.
-func readReply(r io.Reader, expect *regexp.Regexp, max int64) ([]byte, replyEnd, error) {
-	if max <= 0 {
+// the end of the reply. See replyMatcher for what a server that trickles
+// its reply costs.
+func readReply(r io.Reader, expect *regexp.Regexp, limit int64) ([]byte, replyEnd, error) {
+	return newReplyMatcher(expect, limit).read(r)
+}
+
+// matchBudgetFactor bounds the bytes a replyMatcher scans with its regular
+// expression, in multiples of its read limit (at least 4 KiB).
+const matchBudgetFactor = 16
+
+// replyMatcher matches a reply as it arrives. Matching after every read
+// costs the length of what was read so far, so a server that sends its
+// reply a byte at a time would cost time quadratic in its length, up to
+// the read limit and the probe's timeout: a hostile target could keep a
+// probe worker (and a CPU) busy for the whole timeout. The bytes scanned
+// are therefore bounded by a budget (matchBudgetFactor times the read
+// limit): once it is spent, the reply is matched only when the server
+// closes or the limit is reached. A reply of a few kilobytes, however it
+// arrives, never gets near it.
+type replyMatcher struct {
+	expect *regexp.Regexp
+	limit  int64
+	// budget is what scanned may reach before matching stops until EOF
+	// or the limit.
+	budget, scanned int64
+	// skipped is set when bytes arrived that were not matched (the budget
+	// was spent).
+	skipped bool
+}
+
+func newReplyMatcher(expect *regexp.Regexp, limit int64) *replyMatcher {
+	return &replyMatcher{expect: expect, limit: limit, budget: matchBudgetFactor * max(limit, 4<<10)}
+}
+
+// match matches reply, counting its length against the budget; final
+// matches (at EOF or at the limit) are always made.
+func (m *replyMatcher) match(reply []byte, final bool) bool {
+	if !final && m.scanned+int64(len(reply)) > m.budget {
+		m.skipped = true
+		return false
+	}
+	m.scanned += int64(len(reply))
+	return m.expect.Match(reply)
+}
+
+func (m *replyMatcher) read(r io.Reader) ([]byte, replyEnd, error) {
+	if m.limit <= 0 {
 		return nil, replyLimit, nil
 	}
-	reply := make([]byte, 0, min(max, 4<<10))
+	reply := make([]byte, 0, min(m.limit, 4<<10))
 	empty := 0
-	for int64(len(reply)) < max {
+	for int64(len(reply)) < m.limit {
 		if len(reply) == cap(reply) {
 			reply = slices.Grow(reply, len(reply)) // doubles: a few copies for a long reply
 		}
-		end := min(int64(cap(reply)), int64(len(reply)+replyChunk), max)
+		end := min(int64(cap(reply)), int64(len(reply)+replyChunk), m.limit)
 		n, err := r.Read(reply[len(reply):end])
 		reply = reply[:len(reply)+n]
+		full := int64(len(reply)) >= m.limit
 		switch {
-		case n > 0 && expect.Match(reply):
+		case n > 0 && m.match(reply, full):
 			return reply, replyMatched, nil
 		case errors.Is(err, io.EOF):
-			if len(reply) == 0 && expect.Match(nil) {
+			if (len(reply) == 0 || m.skipped) && m.match(reply, true) {
 				return reply, replyMatched, nil
 			}
 			return reply, replyClosed, nil

@@ -125,3 +125,36 @@ func FuzzReadReply(f *testing.F) {
 		}
 	})
 }
+
+// TestReplyMatcherBoundsTheWorkOfATrickle: a server that sends its reply
+// a byte at a time makes the matcher scan at most its budget (not the
+// square of the reply), and a match that comes only at the end is still
+// found when the server closes or the limit is reached.
+func TestReplyMatcherBoundsTheWorkOfATrickle(t *testing.T) {
+	const limit = 64 << 10
+	data := bytes.Repeat([]byte("a"), limit-1)
+	for name, tc := range map[string]struct {
+		data    []byte
+		expect  string
+		wantEnd replyEnd
+	}{
+		"no match, EOF":              {data, "b", replyClosed},
+		"match in the last byte":     {append(bytes.Clone(data), 'b'), "b$", replyMatched},
+		"match at EOF, below max":    {append(bytes.Clone(data[:limit/2]), 'b'), "ab$", replyMatched},
+		"no match, the limit":        {append(bytes.Clone(data), 'a', 'a'), "b", replyLimit},
+		"match early, no trickle":    {[]byte("220 ready"), "^220 ", replyMatched},
+		"empty reply matches at EOF": {nil, "^$", replyMatched},
+	} {
+		t.Run(name, func(t *testing.T) {
+			m := newReplyMatcher(regexp.MustCompile(tc.expect), limit)
+			reply, end, err := m.read(&chunkReader{data: tc.data, chunks: []byte{1}})
+			require.NoError(t, err)
+			assert.Equal(t, tc.wantEnd, end)
+			assert.LessOrEqual(t, len(reply), limit)
+			// The budget, plus the one final match at EOF or at the limit.
+			assert.LessOrEqual(t, m.scanned, m.budget+limit, "bytes scanned")
+		})
+	}
+	// Without the budget the trickle above would scan limit²/2 bytes.
+	assert.Less(t, int64(matchBudgetFactor*limit+limit), int64(limit)*limit/2)
+}
