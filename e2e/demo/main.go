@@ -1,7 +1,9 @@
 // Command demo shows webchecker at work on a machine with no cluster: it
 // starts a local control plane (kube-apiserver and etcd in a temporary
 // directory), installs the CRD, starts HTTP targets on 127.0.0.1 (healthy,
-// failing, slow, closed, flapping), applies WebCheckers for them and the
+// failing, slow, closed, flapping) and a TCP banner server, applies
+// WebCheckers for them (and a dns checker of the loopback DNS stub, and
+// CEL conditions on the healthy target) and the
 // shipped samples, runs the manager and shows `kubectl get webcheckers`
 // updating live. Two replicas share the checkers (see the SHARD column).
 // Ctrl-C stops everything and leaves nothing running.
@@ -63,7 +65,9 @@ func run(ctx context.Context, binDir string, replicas int) (err error) {
 		err = errors.Join(err, cp.Stop())
 	}()
 
-	dns, err := probetest.NewDNSServer(map[string][]net.IP{})
+	// It resolves the targets' names for the probes, and is itself the
+	// server the dns checker watches (demo.test is never connected to).
+	dns, err := probetest.NewDNSServer(map[string][]net.IP{"demo.test": {net.ParseIP("192.0.2.10")}})
 	if err != nil {
 		return fmt.Errorf("starting the loopback DNS stub: %w", err)
 	}
@@ -88,9 +92,15 @@ func run(ctx context.Context, binDir string, replicas int) (err error) {
 	if err != nil {
 		return err
 	}
+	banner, err := probetest.NewBannerServer(probetest.BannerOptions{Banner: "220 demo ESMTP ready\r\n", Close: true})
+	if err != nil {
+		return fmt.Errorf("starting the banner target: %w", err)
+	}
+	defer banner.Close()
 
 	say("applying WebCheckers")
-	manifest := fmt.Sprintf(demoManifests, healthy.URL(), broken.URL(), slow.URL(), flapListener.Addr().String(), closed)
+	manifest := fmt.Sprintf(demoManifests, healthy.URL(), broken.URL(), slow.URL(), flapListener.Addr().String(), closed,
+		"tcp://"+banner.Addr(), "dns://"+dns.Addr(), healthy.URL())
 	if _, err := cp.Kubectl(manifest, "apply", "-f", "-"); err != nil {
 		return err
 	}
@@ -169,4 +179,25 @@ apiVersion: test.network.io/v1alpha1
 kind: WebChecker
 metadata: {name: closed-port}
 spec: {host: %q, interval: 3s}
+---
+apiVersion: test.network.io/v1alpha1
+kind: WebChecker
+metadata: {name: smtp-banner}
+spec: {host: %q, interval: 3s, tcp: {expect: '^220 '}}
+---
+apiVersion: test.network.io/v1alpha1
+kind: WebChecker
+metadata: {name: dns-answer}
+spec: {host: %q, interval: 3s, dns: {name: demo.test, answerMatch: ['IN\s+A\s+192\.0\.2\.10$']}}
+---
+apiVersion: test.network.io/v1alpha1
+kind: WebChecker
+metadata: {name: fast-enough}
+spec:
+  host: %q
+  path: /healthz
+  interval: 2s
+  conditions:
+  - expression: response.code == 200 && latency < duration("20ms")
+    message: slower than 20ms
 `
