@@ -111,24 +111,7 @@ func resetOn(t *testing.T, ln net.Listener) {
 // waits for every handler.
 func serveRaw(t *testing.T, ln net.Listener, handle func(c net.Conn)) {
 	t.Helper()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(relaxedTimeout))
-				handle(c)
-			})
-		}
-	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		wg.Wait()
-	})
+	probetest.ServeConns(t, ln, relaxedTimeout, handle)
 }
 
 // seen is what a recording server saw of the last request.

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -34,24 +33,7 @@ func serveLoopback(t *testing.T, ip string, handle func(c net.Conn)) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
 	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(internalTimeout))
-				handle(c)
-			})
-		}
-	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		wg.Wait()
-	})
+	probetest.ServeConns(t, ln, internalTimeout, handle)
 	return ln.Addr().String()
 }
 

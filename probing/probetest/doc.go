@@ -17,7 +17,9 @@
 // BannerServer is a TCP (or TLS) server for tcp and tls probes: a banner, a
 // query and its reply, an early close or no answer at all. Proxy is an
 // HTTP proxy (CONNECT and absolute-form requests, optional credentials)
-// that reaches loopback addresses only.
+// that reaches loopback addresses only. ServeConns serves raw connections
+// on a listener with a handler of the test's, for servers that misbehave
+// in ways of their own.
 //
 // This package is meant for tests only: none of these is a general
 // purpose server.
