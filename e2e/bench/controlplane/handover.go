@@ -64,6 +64,9 @@ func (e *env) stopAndObserve(ctx context.Context, id, how string, promise time.D
 		return nil, err
 	}
 	g := e.longestGap(owned, at, end, promise)
+	if err := e.writeLog("gaps-"+how, e.longGaps(owned, at, end, promise)); err != nil {
+		return nil, err
+	}
 	return []report.Row{
 		{Name: how + ": checkers of the stopped replica", Value: float64(len(owned)), Unit: "checkers"},
 		{Name: how + ": until the process was gone", Value: exited.Seconds(), Unit: "s"},
@@ -93,6 +96,26 @@ func (e *env) ownedBy(id string, at time.Time) []int {
 		}
 	}
 	return owned
+}
+
+// longGaps lists, for --logs, the checkers with a gap longer than promise
+// after at: each with its probes (time and replica) from two intervals
+// before at until end.
+func (e *env) longGaps(checkers []int, at, end time.Time, promise time.Duration) []string {
+	var lines []string
+	for _, i := range checkers {
+		if e.longestGap([]int{i}, at, end, promise).over == 0 {
+			continue
+		}
+		line := fmt.Sprintf("%s (stop at %s):", nameOf(i), at.Format("15:04:05.000"))
+		for _, p := range e.targets.probesOf(i) {
+			if p.at.After(at.Add(-2*e.opts.interval)) && !p.at.After(end) {
+				line += fmt.Sprintf(" %s@%s", e.targets.shardName(p), p.at.Format("15:04:05.000"))
+			}
+		}
+		lines = append(lines, line)
+	}
+	return lines
 }
 
 // gaps summarises the probe gaps of a set of checkers: the longest gap of
