@@ -386,13 +386,26 @@ func ownersDigest() string {
 
 const helperEnv = "WEBCHECKER_RING_HELPER_PROCESS"
 
-// TestHelperProcess is not a real test: TestOwnerStableAcrossProcesses runs
-// it in a child process, which prints its owners digest.
+// TestHelperProcess is not a real test: TestOwnerStableAcrossProcesses and
+// TestVantagePointsAcrossProcesses run it in a child process, which prints
+// its owners and vantage digests.
 func TestHelperProcess(t *testing.T) {
 	if os.Getenv(helperEnv) != "1" {
-		t.Skip("helper process for TestOwnerStableAcrossProcesses")
+		t.Skip("helper process for the tests across processes")
 	}
 	fmt.Fprintf(os.Stdout, "digest=%s\n", ownersDigest())
+	fmt.Fprintf(os.Stdout, "vantage-digest=%s\n", vantageDigest())
+}
+
+// helperOutput runs TestHelperProcess in a child process (the test binary
+// itself) and returns what it printed.
+func helperOutput(t *testing.T) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	return string(out)
 }
 
 func TestOwnerStableAcrossProcesses(t *testing.T) {
@@ -412,11 +425,7 @@ func TestOwnerStableAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping child process in -short mode")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "digest="+ownersDigest()+"\n")
+	assert.Contains(t, helperOutput(t), "digest="+ownersDigest()+"\n")
 }
 
 func TestConcurrentReads(t *testing.T) {

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"math/rand/v2"
-	"os"
-	"os/exec"
 	"slices"
 	"strconv"
 	"strings"
@@ -270,28 +268,13 @@ func vantageDigest() string {
 	return strconv.FormatUint(h.Sum64(), 16)
 }
 
-const vantageHelperEnv = "WEBCHECKER_RING_VANTAGE_HELPER_PROCESS"
-
-// TestVantageHelperProcess is not a real test: TestVantagePointsAcrossProcesses
-// runs it in a child process, which prints its vantage digest.
-func TestVantageHelperProcess(t *testing.T) {
-	if os.Getenv(vantageHelperEnv) != "1" {
-		t.Skip("helper process for TestVantagePointsAcrossProcesses")
-	}
-	fmt.Fprintf(os.Stdout, "vantage-digest=%s\n", vantageDigest())
-}
-
 // TestVantagePointsAcrossProcesses checks that another process (as another
 // replica would) computes the same sets: nothing may be seeded per process.
 func TestVantagePointsAcrossProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("skipping child process in -short mode")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestVantageHelperProcess$", "-test.count=1")
-	cmd.Env = append(os.Environ(), vantageHelperEnv+"=1")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "%s", out)
-	assert.Contains(t, string(out), "vantage-digest="+vantageDigest()+"\n")
+	assert.Contains(t, helperOutput(t), "vantage-digest="+vantageDigest()+"\n")
 }
 
 func TestVantagePointsEdgeCases(t *testing.T) {
