@@ -73,11 +73,8 @@ func (p *DNSProber) Probe(ctx context.Context, t Target) Result {
 }
 
 func (p *DNSProber) probe(ctx context.Context, t Target, start time.Time) Result {
-	if err := t.Validate(); err != nil {
+	if _, err := t.validateFor("DNS", KindDNS); err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
-	}
-	if kind := KindOf(t.URL); kind != KindDNS {
-		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: the DNS prober cannot probe %s targets", kind)}
 	}
 	q, err := newDNSQuery(t)
 	if err != nil {

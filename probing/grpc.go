@@ -72,15 +72,12 @@ func (p *GRPCProber) Probe(ctx context.Context, t Target) Result {
 }
 
 func (p *GRPCProber) probe(ctx context.Context, t Target, start time.Time) Result {
-	if err := t.Validate(); err != nil {
+	if _, err := t.validateFor("gRPC", KindGRPC); err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
 	}
 	u, err := parseURL(t.URL)
-	switch {
-	case err != nil: // already validated; kept so that Probe cannot panic
+	if err != nil { // already validated; kept so that Probe cannot panic
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
-	case KindOf(t.URL) != KindGRPC:
-		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: the gRPC prober cannot probe %s targets", KindOf(t.URL))}
 	}
 	prefix := "health check of " + strconv.Quote(redactURL(u))
 	if t.GRPC.Service != "" {

@@ -241,11 +241,8 @@ func (p *HTTPProber) Probe(ctx context.Context, t Target) Result {
 
 func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 	start := time.Now()
-	if err := t.Validate(); err != nil {
+	if _, err := t.validateFor("HTTP", KindHTTP); err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
-	}
-	if kind := KindOf(t.URL); kind != KindHTTP {
-		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: the HTTP prober cannot probe %s targets", kind)}
 	}
 	client, err := p.transports.client(keyOf(t), t.Proxy)
 	if err != nil {

@@ -40,12 +40,11 @@ func (p *KindProber) Probe(ctx context.Context, t Target) Result {
 	prober, ok := p.byKind[kind]
 	if !ok {
 		start := time.Now()
-		res := Result{Reason: ReasonInvalidTarget, Message: BoundMessage(fmt.Sprintf("invalid target: %v", t.Validate()))}
-		if t.Validate() == nil {
-			res.Message = fmt.Sprintf("invalid target: no prober for %s targets", kind)
+		err := t.Validate()
+		if err == nil {
+			err = fmt.Errorf("invalid target: no prober for %s targets", kind)
 		}
-		res.Duration = time.Since(start)
-		return res
+		return finish(Result{Reason: ReasonInvalidTarget, Message: err.Error()}, start)
 	}
 	return prober.Probe(ctx, t)
 }

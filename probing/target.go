@@ -100,80 +100,98 @@ const expectedMethods = "expected GET, HEAD, POST, PUT or OPTIONS"
 // checked when a prober first builds a client for it. Messages start with
 // "invalid target" and never contain the URL's password.
 func (t Target) Validate() error {
-	if err := t.validate(); err != nil {
-		return fmt.Errorf("invalid target: %w", err)
-	}
-	return nil
+	_, err := t.validated()
+	return err
 }
 
-func (t Target) validate() error {
-	if err := checkTargetURL(t.URL); err != nil {
-		return err
+// validated returns t's kind once t passes Validate, or Validate's error:
+// the URL is parsed once.
+func (t Target) validated() (Kind, error) {
+	kind, err := t.validate()
+	if err != nil {
+		return "", fmt.Errorf("invalid target: %w", err)
+	}
+	return kind, nil
+}
+
+// validateFor is validated for the prober called name, which probes the
+// targets of kinds: a target of another kind is invalid for it.
+func (t Target) validateFor(name string, kinds ...Kind) (Kind, error) {
+	kind, err := t.validated()
+	if err == nil && !slices.Contains(kinds, kind) {
+		err = fmt.Errorf("invalid target: the %s prober cannot probe %s targets", name, kind)
+	}
+	return kind, err
+}
+
+func (t Target) validate() (Kind, error) {
+	kind, err := checkTargetURL(t.URL)
+	if err != nil {
+		return "", err
 	}
 	if t.Timeout <= 0 {
-		return fmt.Errorf("timeout %v is not positive", t.Timeout)
+		return kind, fmt.Errorf("timeout %v is not positive", t.Timeout)
 	}
 	switch t.IPFamily {
 	case IPFamilyAny, IPFamilyIPv4, IPFamilyIPv6:
 	default:
-		return fmt.Errorf("unknown IP family %q (expected IPv4, IPv6 or empty)", string(t.IPFamily))
+		return kind, fmt.Errorf("unknown IP family %q (expected IPv4, IPv6 or empty)", string(t.IPFamily))
 	}
-	kind := KindOf(t.URL)
 	if t.TCP != nil {
 		if kind != KindTCP && kind != KindTLS {
-			return fmt.Errorf("tcp options on a %s target", kind)
+			return kind, fmt.Errorf("tcp options on a %s target", kind)
 		}
 		if err := checkMaxBodyBytes(t.TCP.MaxBytes); err != nil {
-			return fmt.Errorf("tcp: %w", err)
+			return kind, fmt.Errorf("tcp: %w", err)
 		}
 	}
 	if t.GRPC != (GRPCOptions{}) && kind != KindGRPC {
-		return fmt.Errorf("grpc options on a %s target", kind)
+		return kind, fmt.Errorf("grpc options on a %s target", kind)
 	}
 	switch {
 	case kind == KindDNS && t.DNS == nil:
-		return errors.New("dns target without dns options")
+		return kind, errors.New("dns target without dns options")
 	case kind == KindDNS && t.Proxy != nil:
-		return errors.New("a dns target cannot use a proxy")
+		return kind, errors.New("a dns target cannot use a proxy")
 	case kind == KindDNS:
 		if err := t.DNS.validate(); err != nil {
-			return err
+			return kind, err
 		}
 	case t.DNS != nil:
-		return fmt.Errorf("dns options on a %s target", kind)
+		return kind, fmt.Errorf("dns options on a %s target", kind)
 	}
 	if t.Proxy != nil {
 		if err := checkProxyURL(t.Proxy.URL); err != nil {
-			return err
+			return kind, err
 		}
 	}
 	if kind != KindHTTP {
 		if t.Method != "" || len(t.ExpectedStatusCodes) > 0 || len(t.Headers) > 0 || t.Body != "" ||
 			t.BodyMatch != nil || t.BasicAuth != nil || t.BearerToken != "" || t.ReuseConnections {
-			return fmt.Errorf("HTTP options on a %s target", kind)
+			return kind, fmt.Errorf("HTTP options on a %s target", kind)
 		}
-		return nil
+		return kind, nil
 	}
 	switch {
 	case t.Method == "":
-		return errors.New("missing method (" + expectedMethods + ")")
+		return kind, errors.New("missing method (" + expectedMethods + ")")
 	case !slices.Contains(methods, t.Method):
-		return fmt.Errorf("unsupported method %q (%s)", t.Method, expectedMethods)
+		return kind, fmt.Errorf("unsupported method %q (%s)", t.Method, expectedMethods)
 	}
 	for _, c := range t.ExpectedStatusCodes {
 		if err := checkStatusCode(c); err != nil {
-			return fmt.Errorf("expected status codes: %w", err)
+			return kind, fmt.Errorf("expected status codes: %w", err)
 		}
 	}
 	if m := t.BodyMatch; m != nil {
 		if m.Regexp == nil {
-			return errors.New("body match without a regular expression")
+			return kind, errors.New("body match without a regular expression")
 		}
 		if err := checkMaxBodyBytes(m.MaxBytes); err != nil {
-			return fmt.Errorf("body match: %w", err)
+			return kind, fmt.Errorf("body match: %w", err)
 		}
 	}
-	return nil
+	return kind, nil
 }
 
 // Limits of the options parsed by ParseStatusCodes and NewBodyMatch, the

@@ -59,12 +59,9 @@ type tcpTarget struct {
 // parseTCPTarget checks t and returns what probing it needs; its errors
 // are the messages of ReasonInvalidTarget.
 func parseTCPTarget(t Target) (tcpTarget, error) {
-	if err := t.Validate(); err != nil {
+	kind, err := t.validateFor("TCP", KindTCP, KindTLS)
+	if err != nil {
 		return tcpTarget{}, err
-	}
-	kind := KindOf(t.URL)
-	if kind != KindTCP && kind != KindTLS {
-		return tcpTarget{}, fmt.Errorf("invalid target: the TCP prober cannot probe %s targets", kind)
 	}
 	u, err := parseURL(t.URL)
 	if err != nil { // already validated; kept so that Probe cannot panic

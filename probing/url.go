@@ -136,33 +136,33 @@ func escapeQuery(q string) string {
 	return b.String()
 }
 
-// checkTargetURL reports why rawURL cannot be probed: it must be an
-// absolute http or https URL with a host. Its messages never contain the
-// URL's password.
-func checkTargetURL(rawURL string) error {
+// checkTargetURL returns the kind of rawURL, or why it cannot be probed:
+// it must be an absolute URL of a known scheme with a host. Its messages
+// never contain the URL's password.
+func checkTargetURL(rawURL string) (Kind, error) {
 	if rawURL == "" {
-		return errors.New("empty URL")
+		return "", errors.New("empty URL")
 	}
 	u, err := parseURL(rawURL)
 	if err != nil {
-		return fmt.Errorf("URL: %w", err)
+		return "", fmt.Errorf("URL: %w", err)
 	}
 	kind, ok := KindOfScheme(u.Scheme)
 	if !ok {
-		return fmt.Errorf("URL %q: unsupported scheme %q (expected %s)", u.Redacted(), u.Scheme, expectedSchemes)
+		return "", fmt.Errorf("URL %q: unsupported scheme %q (expected %s)", u.Redacted(), u.Scheme, expectedSchemes)
 	}
 	if u.Hostname() == "" {
-		return fmt.Errorf("URL %q: missing host", u.Redacted())
+		return "", fmt.Errorf("URL %q: missing host", u.Redacted())
 	}
 	if kind != KindHTTP {
 		if n, err := strconv.Atoi(cmp.Or(u.Port(), defaultPorts[u.Scheme])); err != nil || n < 1 || n > 65535 {
-			return fmt.Errorf("URL %q: missing or invalid port (a %s URL has no default port)", u.Redacted(), u.Scheme)
+			return "", fmt.Errorf("URL %q: missing or invalid port (a %s URL has no default port)", u.Redacted(), u.Scheme)
 		}
 		if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-			return fmt.Errorf("URL %q: a %s URL has no path, query or fragment", u.Redacted(), u.Scheme)
+			return "", fmt.Errorf("URL %q: a %s URL has no path, query or fragment", u.Redacted(), u.Scheme)
 		}
 	}
-	return nil
+	return kind, nil
 }
 
 // parseURL is url.Parse with an error that does not quote raw, which may
