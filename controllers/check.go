@@ -105,10 +105,11 @@ func (b CheckBuilder) CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets Secret
 		target.Proxy = b.Proxy.For(url)
 	}
 	return scheduler.Check{
-		Key:        types.NamespacedName{Namespace: wc.Namespace, Name: wc.Name},
-		Generation: wc.Generation,
-		Interval:   interval,
-		Target:     target,
+		Key:           types.NamespacedName{Namespace: wc.Namespace, Name: wc.Name},
+		Generation:    wc.Generation,
+		Interval:      interval,
+		Target:        target,
+		VantagePoints: vantagePointsOf(wc),
 	}, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"testing"
 	"time"
 
@@ -20,8 +21,16 @@ import (
 
 // checkerSeries returns the value of every series of the metric name about
 // the checker key in the test manager's registry, by their other labels
-// (rendered as "label=value,..."; "" when there are none).
+// but the vantage point's shard and zone (rendered as "label=value,...";
+// "" when there are none).
 func checkerSeries(t *testing.T, name string, key types.NamespacedName) map[string]float64 {
+	t.Helper()
+	return checkerSeriesBy(t, name, key, "namespace", "name", "shard", "zone")
+}
+
+// checkerSeriesBy is checkerSeries, leaving out the labels named ignored
+// instead.
+func checkerSeriesBy(t *testing.T, name string, key types.NamespacedName, ignored ...string) map[string]float64 {
 	t.Helper()
 	families, err := testRegistry.Gather()
 	require.NoError(t, err)
@@ -35,7 +44,7 @@ func checkerSeries(t *testing.T, name string, key types.NamespacedName) map[stri
 			rest := ""
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
-				if l.GetName() != "namespace" && l.GetName() != "name" {
+				if !slices.Contains(ignored, l.GetName()) {
 					rest += l.GetName() + "=" + l.GetValue()
 				}
 			}
@@ -65,6 +74,9 @@ func TestMetricsFollowTheChecker(t *testing.T) {
 
 	success := func() map[string]float64 { return checkerSeries(t, "webchecker_probe_success", key) }
 	require.Equal(t, map[string]float64{"": 1}, success())
+	assert.Equal(t, map[string]float64{"shard=" + testShardID + "zone=": 1}, checkerSeriesBy(t, "webchecker_probe_success", key, "namespace", "name"),
+		"the series names the vantage point: this replica, in no known zone")
+	assert.Equal(t, map[string]float64{"": 1}, checkerSeries(t, "webchecker_ready", key), "the owner exports the Ready condition")
 	assert.Equal(t, map[string]float64{"": 200}, checkerSeries(t, "webchecker_probe_http_status_code", key))
 	lastRun := checkerSeries(t, "webchecker_probe_last_run_timestamp_seconds", key)[""]
 	assert.InDelta(t, float64(time.Now().Unix()), lastRun, 30)

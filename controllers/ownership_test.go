@@ -40,6 +40,11 @@ func (o *switchOwner) ShardID() string { return o.shard }
 func (o *switchOwner) Owns(key types.NamespacedName) bool {
 	return o.owns.Load() && (o.namespace == "" || key.Namespace == o.namespace)
 }
+func (o *switchOwner) Probes(key types.NamespacedName, _ int) bool { return o.Owns(key) }
+func (o *switchOwner) VantagePoints(types.NamespacedName, int) []controllers.VantagePoint {
+	return []controllers.VantagePoint{{Shard: o.shard}}
+}
+func (o *switchOwner) Zone() string       { return "" }
 func (o *switchOwner) Members() []string  { return []string{o.shard} }
 func (o *switchOwner) Rebalances() uint64 { return 0 }
 func (o *switchOwner) Fenced() bool       { return false }

@@ -26,6 +26,16 @@ type plan struct {
 	// owned is true when this replica owns the checker: it probes it and
 	// writes its status.
 	owned bool
+	// probes is true when this replica is one of the checker's vantage
+	// points: it probes the checker (and, with more than one vantage point,
+	// writes its own entry of status.vantagePoints). With one vantage
+	// point it is owned.
+	probes bool
+	// vantagePoints is spec.vantagePoints, resolved; vantage the replicas
+	// that probe the checker, the owner first, when it is above 1 (nil
+	// otherwise).
+	vantagePoints int
+	vantage       []VantagePoint
 	// notProbed, when not nil, is why the checker cannot be probed; it is
 	// written to the status instead of a probe outcome.
 	notProbed *probing.Result
@@ -50,9 +60,11 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 			return plan{}, err
 		}
 	}
+	base := r.ownership(key, wc)
 	if ptr.Deref(wc.Spec.Suspend, webcheckerv1alpha1.DefaultSuspend) {
 		// Not probed (no Secret read either) until spec.suspend is false.
-		return plan{owned: r.Ownership.Owns(key), suspended: true}, nil
+		base.suspended = true
+		return base, nil
 	}
 	var secrets SecretValues
 	if r.Secrets != nil {
@@ -63,33 +75,49 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	if err == nil {
 		thresholds, err = ThresholdsFor(wc)
 	}
-	owned := r.Ownership.Owns(key)
 	var secretErr *SecretError
 	var readErr *secretReadError
 	var conditionErr *ConditionError
+	p := base
 	switch {
 	case err == nil:
-		return plan{check: &check, thresholds: thresholds, labels: wc.Labels, owned: owned}, nil
+		p.check, p.thresholds, p.labels = &check, thresholds, wc.Labels
 	case errors.As(err, &readErr):
 		return plan{}, err
 	case errors.As(err, &conditionErr):
 		// Not probed until the spec changes: say why, do not retry.
-		return plan{
-			owned:     owned,
-			notProbed: &probing.Result{Reason: probing.ReasonInvalidCondition, Message: conditionErr.Message},
-			done:      reconcile.TerminalError(err),
-		}, nil
+		p.notProbed = &probing.Result{Reason: probing.ReasonInvalidCondition, Message: conditionErr.Message}
+		p.done = reconcile.TerminalError(err)
 	case errors.As(err, &secretErr):
 		// Not probed until the Secret (watched) or the spec changes.
-		return plan{owned: owned, notProbed: &probing.Result{Reason: secretErr.Reason, Message: secretErr.Message}}, nil
+		p.notProbed = &probing.Result{Reason: secretErr.Reason, Message: secretErr.Message}
 	default:
 		// The API server's validation should have caught this; an object
 		// stored before a stricter CRD can still get here. Report it, do
 		// not retry: only a spec change can fix it.
-		return plan{
-			owned:     owned,
-			notProbed: &probing.Result{Reason: probing.ReasonInvalidTarget, Message: err.Error()},
-			done:      reconcile.TerminalError(err),
-		}, nil
+		p.notProbed = &probing.Result{Reason: probing.ReasonInvalidTarget, Message: err.Error()}
+		p.done = reconcile.TerminalError(err)
 	}
+	return p, nil
+}
+
+// ownership is the part of the plan for wc (key) that the ring decides:
+// whether this replica owns the checker, whether it probes it, and, for a
+// checker with more than one vantage point, which replicas do.
+func (r *WebCheckerReconciler) ownership(key types.NamespacedName, wc *webcheckerv1alpha1.WebChecker) plan {
+	k := vantagePointsOf(wc)
+	p := plan{owned: r.Ownership.Owns(key), vantagePoints: k}
+	p.probes = p.owned
+	if k > 1 {
+		p.vantage = r.Ownership.VantagePoints(key, k)
+		p.probes = r.Ownership.Probes(key, k)
+	}
+	return p
+}
+
+// vantagePointsOf is wc's spec.vantagePoints, resolved to its default when
+// missing and clamped to the range the API server enforces.
+func vantagePointsOf(wc *webcheckerv1alpha1.WebChecker) int {
+	k := ptr.Deref(wc.Spec.VantagePoints, webcheckerv1alpha1.DefaultVantagePoints)
+	return int(min(max(k, 1), webcheckerv1alpha1.MaxVantagePoints))
 }

@@ -46,28 +46,18 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 	case latest != nil:
 		desired.Shard = r.Ownership.ShardID()
 		desired.ObservedGeneration = latest.Generation
-		desired.HTTPStatusCode = int32(latest.Result.StatusCode)
-		desired.CertificateExpiry = nil
-		if expiry := latest.Result.CertificateExpiry; expiry != nil {
-			desired.CertificateExpiry = &metav1.Time{Time: expiry.UTC().Truncate(time.Second)}
-		}
+		setProbeFields(desired, latest, p)
 		stored := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady)
 		setCondition(&desired.Conditions, nextReady(stored, &latest.Outcome, latest.streak, p.thresholds))
-		if p.check != nil {
-			setCondition(&desired.Conditions, certificateCondition(&latest.Outcome, p.check.Target))
-		}
 	case awaitingFirstResult(wc):
 		desired.Shard = r.Ownership.ShardID()
 		desired.ObservedGeneration = wc.Generation
-		meta.SetStatusCondition(&desired.Conditions, metav1.Condition{
-			Type:               webcheckerv1alpha1.ConditionReady,
-			Status:             metav1.ConditionUnknown,
-			Reason:             webcheckerv1alpha1.ReasonPending,
-			Message:            pendingMessage,
-			ObservedGeneration: wc.Generation,
-			LastTransitionTime: metav1.NewTime(r.now()),
-		})
+		meta.SetStatusCondition(&desired.Conditions, pendingCondition(wc.Generation, r.now()))
 	}
+	// With one vantage point, nothing of quorum probing stays (the
+	// checker may have had more before).
+	desired.Quorum, desired.VantagePoints = "", nil
+	meta.RemoveStatusCondition(&desired.Conditions, ConditionVantagePointsAvailable)
 	before, err := r.patchStatus(ctx, wc, desired)
 	if err != nil || before == nil {
 		return err
@@ -79,11 +69,26 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 	return nil
 }
 
+// setProbeFields sets the fields of desired that the owner's own newest
+// outcome latest decides under p: the HTTP status code, the certificate
+// expiry and the CertificateValid condition.
+func setProbeFields(desired *webcheckerv1alpha1.WebCheckerStatus, latest *reported, p plan) {
+	desired.HTTPStatusCode = int32(latest.Result.StatusCode)
+	desired.CertificateExpiry = nil
+	if expiry := latest.Result.CertificateExpiry; expiry != nil {
+		desired.CertificateExpiry = &metav1.Time{Time: expiry.UTC().Truncate(time.Second)}
+	}
+	if p.check != nil {
+		setCondition(&desired.Conditions, certificateCondition(&latest.Outcome, p.check.Target))
+	}
+}
+
 // patchStatus patches the status of wc to desired when it differs from the
 // stored one and this replica still owns the checker. It returns the
 // status as it was before the patch, or nil when nothing was written.
 func (r *WebCheckerReconciler) patchStatus(ctx context.Context, wc *webcheckerv1alpha1.WebChecker, desired *webcheckerv1alpha1.WebCheckerStatus) (*webcheckerv1alpha1.WebCheckerStatus, error) {
 	if equality.Semantic.DeepEqual(&wc.Status, desired) {
+		r.recordReady(wc, desired)
 		return nil, nil
 	}
 
@@ -109,8 +114,17 @@ func (r *WebCheckerReconciler) patchStatus(ctx context.Context, wc *webcheckerv1
 	if r.Tracker != nil {
 		r.Tracker.wrote(client.ObjectKeyFromObject(wc), base.ResourceVersion)
 	}
+	r.recordReady(wc, desired)
 	logf.FromContext(ctx).V(1).Info("Status updated", "ready", readyStatus(desired.Conditions), "httpStatusCode", desired.HTTPStatusCode)
 	return before, nil
+}
+
+// recordReady tells the Ready recorder the status of wc's Ready condition
+// in status, which the API server holds.
+func (r *WebCheckerReconciler) recordReady(wc *webcheckerv1alpha1.WebChecker, status *webcheckerv1alpha1.WebCheckerStatus) {
+	if r.Ready != nil {
+		r.Ready.Set(client.ObjectKeyFromObject(wc), readyStatus(status.Conditions))
+	}
 }
 
 // countWrite counts a status patch that returned err.

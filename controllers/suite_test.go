@@ -178,7 +178,7 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 	}
 	sched, err := scheduler.New(scheduler.Options{
 		Prober:        c.prober,
-		Owns:          c.ownership.Owns,
+		Owns:          c.ownership.Probes,
 		Workers:       c.workers,
 		InitialJitter: c.initialJitter,
 		Notify:        trigger.Notify,
@@ -197,7 +197,8 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 	if err != nil {
 		return err
 	}
-	if err := m.Register(c.registerer, sched, c.ownership, labels); err != nil {
+	ready := metrics.NewReadyStates()
+	if err := m.Register(c.registerer, sched, c.ownership, labels, ready); err != nil {
 		return err
 	}
 	r := &controllers.WebCheckerReconciler{
@@ -207,6 +208,7 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 		Tracker:           tracker,
 		Metrics:           m,
 		MetricLabels:      labels,
+		Ready:             ready,
 		NamespaceSelector: c.scope.NamespaceSelector,
 		SecretSelector:    c.scope.SecretSelector,
 	}
@@ -225,6 +227,11 @@ func (o suiteOwner) ShardID() string { return string(o) }
 func (suiteOwner) Owns(key types.NamespacedName) bool {
 	return !strings.HasPrefix(key.Namespace, elsewherePrefix)
 }
+func (o suiteOwner) Probes(key types.NamespacedName, _ int) bool { return o.Owns(key) }
+func (o suiteOwner) VantagePoints(types.NamespacedName, int) []controllers.VantagePoint {
+	return []controllers.VantagePoint{{Shard: string(o)}}
+}
+func (suiteOwner) Zone() string        { return "" }
 func (o suiteOwner) Members() []string { return []string{string(o)} }
 func (suiteOwner) Rebalances() uint64  { return 0 }
 func (suiteOwner) Fenced() bool        { return false }

@@ -55,6 +55,10 @@ type tracked struct {
 	// firstAsked is when the reconciler first found no outcome of this
 	// generation and no Ready condition stored (see pendingWait).
 	firstAsked time.Time
+	// holding is when the owner of a checker with several vantage points
+	// first held back a write while a vantage point had not reported
+	// (see holdWait); zero when it holds nothing back.
+	holding time.Time
 }
 
 var _ scheduler.Observer = (*Tracker)(nil)
@@ -141,6 +145,35 @@ func (t *Tracker) pendingWait(key types.NamespacedName, now time.Time, grace tim
 		c.firstAsked = now
 	}
 	return max(0, c.firstAsked.Add(grace).Sub(now))
+}
+
+// holdWait is how much longer the owner of the checker may hold back a
+// status write that changes no Ready status while one of its vantage
+// points has not reported yet (at now): what is left of hold from the
+// first time it held one back, zero once that has passed or when the
+// checker is not tracked. Call holdDone once every vantage point has
+// reported.
+func (t *Tracker) holdWait(key types.NamespacedName, now time.Time, hold time.Duration) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.checkers[key]
+	if c == nil {
+		return 0
+	}
+	if c.holding.IsZero() {
+		c.holding = now
+	}
+	return max(0, c.holding.Add(hold).Sub(now))
+}
+
+// holdDone ends what holdWait measures: the next write held back waits
+// the whole hold again.
+func (t *Tracker) holdDone(key types.NamespacedName) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.checkers[key]; c != nil {
+		c.holding = time.Time{}
+	}
 }
 
 // forget stops tracking the checker (deleted, or no longer owned).

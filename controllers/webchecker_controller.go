@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
@@ -60,6 +61,14 @@ type Ownership interface {
 	// Owns reports whether this replica probes the checker and writes its
 	// status.
 	Owns(key types.NamespacedName) bool
+	// Probes reports whether this replica is, now, one of the vantage
+	// points of the checker, which asks for vantagePoints of them: it
+	// probes the checker. With one vantage point it is Owns.
+	Probes(key types.NamespacedName, vantagePoints int) bool
+	// VantagePoints returns the replicas that probe the checker when it
+	// asks for vantagePoints of them, the owner first: as many as asked
+	// for, or every live replica when there are fewer.
+	VantagePoints(key types.NamespacedName, vantagePoints int) []VantagePoint
 }
 
 // Scheduler is what the reconciler needs of the probe scheduler.
@@ -127,6 +136,9 @@ type WebCheckerReconciler struct {
 	// checker (the metrics copy the allowlisted ones onto its series), and
 	// label changes are reconciled.
 	MetricLabels MetricLabelRecorder
+	// Ready, when not nil, learns the Ready condition of every checker
+	// this replica owns (the metrics export it as the quorum state).
+	Ready ReadyRecorder
 	// Tracker counts consecutive probes for the thresholds and remembers
 	// which outcome a take-over made stale; it must be the scheduler's
 	// Observer (see Observers). SetupWithManager requires it and runs it;
@@ -141,6 +153,15 @@ type WebCheckerReconciler struct {
 // StatusWriteRecorder counts status patches by result (a *metrics.Metrics).
 type StatusWriteRecorder interface {
 	StatusWritten(metrics.WriteResult)
+}
+
+// ReadyRecorder keeps the Ready condition of the checkers this replica
+// owns, for their metrics (a *metrics.ReadyStates).
+type ReadyRecorder interface {
+	// Set records the status of the checker's Ready condition.
+	Set(key types.NamespacedName, ready metav1.ConditionStatus)
+	// Delete forgets a checker that is no longer scheduled.
+	Delete(key types.NamespacedName)
 }
 
 // MetricLabelRecorder keeps the labels of the scheduled checkers for their
@@ -189,7 +210,7 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// Status writes bump resourceVersion but not generation: they must not
 	// trigger another reconcile (and another write). Label changes matter
 	// only to the metrics.
-	changed := predicate.Predicate(predicate.GenerationChangedPredicate{})
+	changed := predicate.Or(predicate.Predicate(predicate.GenerationChangedPredicate{}), vantagePointsChanged())
 	if r.MetricLabels != nil {
 		changed = predicate.Or(changed, predicate.LabelChangedPredicate{})
 	}
@@ -239,7 +260,7 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	}
 	r.schedule(key, p)
 	r.Loaded.plannedKey(key)
-	if !p.owned {
+	if !p.owned && (!p.probes || p.suspended) {
 		return ctrl.Result{}, nil
 	}
 	if r.Tracker != nil && r.Tracker.behindOwnWrite(key, wc.ResourceVersion) {
@@ -247,8 +268,13 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		// write: look again once it has caught up.
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
 	}
-	if _, _, err := webcheckerv1alpha1.SLOObjective(wc.Labels); err != nil {
-		r.event(wc, corev1.EventTypeWarning, EventReasonInvalidSLOObjective, "%v; its alerts use the default objective", err)
+	if p.owned {
+		if _, _, err := webcheckerv1alpha1.SLOObjective(wc.Labels); err != nil {
+			r.event(wc, corev1.EventTypeWarning, EventReasonInvalidSLOObjective, "%v; its alerts use the default objective", err)
+		}
+	}
+	if p.vantage != nil && !p.suspended {
+		return r.reconcileQuorum(ctx, wc, p)
 	}
 	if p.suspended {
 		if err := r.writeSuspended(ctx, wc); err != nil {
@@ -278,6 +304,9 @@ func (r *WebCheckerReconciler) schedule(key types.NamespacedName, p plan) {
 		if r.MetricLabels != nil {
 			r.MetricLabels.Delete(key)
 		}
+		if r.Ready != nil {
+			r.Ready.Delete(key)
+		}
 		return
 	}
 	if r.MetricLabels != nil {
@@ -288,7 +317,7 @@ func (r *WebCheckerReconciler) schedule(key types.NamespacedName, p plan) {
 	if r.Tracker != nil {
 		r.Tracker.track(key, p.check.Generation, p.thresholds)
 	}
-	if !p.owned {
+	if !p.probes {
 		r.Scheduler.Disown(key)
 		if r.Tracker != nil {
 			r.Tracker.disowned(key)
@@ -337,10 +366,11 @@ func (r *WebCheckerReconciler) outcome(wc *webcheckerv1alpha1.WebChecker, p plan
 		}
 		return &reported{Outcome: o, streak: 1}
 	}
-	if wc.Status.Shard != r.Ownership.ShardID() {
+	if p.vantage == nil && wc.Status.Shard != r.Ownership.ShardID() {
 		// Another replica wrote the status (or nobody yet): the outcome
 		// held now predates it, and the streak starts over from the stored
-		// condition.
+		// condition. (With several vantage points each replica's streak
+		// leads to its own entry, which no other replica writes.)
 		var held *scheduler.Outcome
 		if ok {
 			held = &o

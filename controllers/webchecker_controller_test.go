@@ -419,6 +419,8 @@ var invalidSpecs = map[string]struct {
 	}, "timeout must be at most 60s"},
 	"failureThreshold 0":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.FailureThreshold = ptr.To[int32](0) }, "spec.failureThreshold: Invalid value: 0: spec.failureThreshold in body should be greater than or equal to 1"},
 	"failureThreshold above 20": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.FailureThreshold = ptr.To[int32](21) }, "should be less than or equal to 20"},
+	"no vantage point":          {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.VantagePoints = ptr.To[int32](0) }, "spec.vantagePoints in body should be greater than or equal to 1"},
+	"six vantage points":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.VantagePoints = ptr.To[int32](6) }, "spec.vantagePoints in body should be less than or equal to 5"},
 	"successThreshold 0":        {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.SuccessThreshold = ptr.To[int32](0) }, "spec.successThreshold"},
 	"successThreshold above 20": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.SuccessThreshold = ptr.To[int32](21) }, "should be less than or equal to 20"},
 	"interval below 1s": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
@@ -533,6 +535,7 @@ func TestValidSpecsAreAcceptedAndDefaulted(t *testing.T) {
 	assert.Equal(t, &metav1.Duration{Duration: webcheckerv1alpha1.DefaultCertExpiryWarning}, full.Spec.TLS.CertExpiryWarning)
 	assert.Equal(t, ptr.To(webcheckerv1alpha1.DefaultFailureThreshold), full.Spec.FailureThreshold)
 	assert.Equal(t, ptr.To(webcheckerv1alpha1.DefaultSuccessThreshold), full.Spec.SuccessThreshold)
+	assert.Equal(t, ptr.To(webcheckerv1alpha1.DefaultVantagePoints), full.Spec.VantagePoints)
 
 	// The longest timeout is accepted: the API server and CheckFor hold the
 	// same limit (see TestCheckForRejectsALongTimeout).

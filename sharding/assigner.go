@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -38,6 +39,11 @@ type Fencer interface {
 type AssignerOptions struct {
 	// ID is this replica's shard id. Required.
 	ID string
+	// Zone is this replica's zone, as its Heartbeat publishes it on its
+	// Lease (membership.HeartbeatOptions.Zone); "" when unknown. Zone
+	// returns it; the sets of vantage points are computed from the zones
+	// the Leases carry, this replica's included, never from this field.
+	Zone string
 	// Cache serves the ring's Leases; it must be restricted to the lease
 	// namespace and the ring's label (see LeaseCacheOptions). Required.
 	Cache cache.Cache
@@ -48,12 +54,13 @@ type AssignerOptions struct {
 	// Fencer reports this replica's own fencing; the Assigner re-evaluates
 	// ownership whenever it signals a change. Required.
 	Fencer Fencer
-	// Keys lists every WebChecker, so that ownership changes can be
-	// reported per checker. Required.
-	Keys func(ctx context.Context) ([]types.NamespacedName, error)
-	// Notify is called for each checker whose ownership by this replica
-	// changed, lost ones first; Owns already answers the new ownership. It
-	// may block. Required.
+	// Keys lists every WebChecker with the number of vantage points it
+	// asks for, so that changes can be reported per checker. Required.
+	Keys func(ctx context.Context) ([]Checker, error)
+	// Notify is called for each checker that this replica starts or stops
+	// probing, or whose vantage points changed while this replica probes
+	// it (see Change), lost ones first; Owns, Probes and VantagePoints
+	// already answer the new assignment. It may block. Required.
 	Notify func(ctx context.Context, change Change)
 	// Deleter, when set, deletes Leases that have been expired for longer
 	// than StaleAfter (left behind by replicas that crashed), with a
@@ -72,29 +79,12 @@ type AssignerOptions struct {
 	Logger logr.Logger
 }
 
-// Change is a change of this replica's ownership of one checker.
-type Change struct {
-	// Key is the checker.
-	Key types.NamespacedName
-	// Owned is true for a checker gained, false for one lost.
-	Owned bool
-	// UnprobedSince, for a checker gained, is the earliest moment (on the
-	// Assigner's Clock) from which its previous owner may have stopped
-	// probing it: turns skipped here since then may have been probed by
-	// nobody (see scheduler.Scheduler.Gained). Zero when nothing can have
-	// been missed.
-	UnprobedSince time.Time
-	// Tolerance, for a checker gained, is how much longer than an
-	// interval the checker may go unprobed without a turn being made up:
-	// for a replica that joins, its lease duration, what a crash may cost
-	// anyway; zero otherwise.
-	Tolerance time.Duration
-}
-
 // Assigner decides the ownership of a replica among several: it builds a
 // consistent-hash ring from the live members' Leases and owns the checkers
-// the ring assigns to this replica, unless the replica is fenced. It
-// reports every change of ownership through Notify. It is a
+// the ring assigns to this replica, unless the replica is fenced; of a
+// checker that asks for several vantage points, it probes those whose
+// vantage points, on the ring and by the zones the Leases carry, include
+// this replica. It reports every change through Notify. It is a
 // controller-runtime Runnable that runs on every replica.
 type Assigner struct {
 	opts    AssignerOptions
@@ -158,8 +148,9 @@ func (a *Assigner) Fenced() bool { return a.opts.Fencer.Fenced() }
 // Members returns the live members of the current ring.
 func (a *Assigner) Members() []string { return a.current.Load().ring.Members() }
 
-// Rebalances returns how many times the ring's membership changed since the
-// Assigner started: every change moves checkers between replicas.
+// Rebalances returns how many times the ring's membership, or the zone of
+// one of its members, changed since the Assigner started: every change
+// moves checkers (or vantage points) between replicas.
 func (a *Assigner) Rebalances() uint64 { return a.rebalances.Load() }
 
 // NeedLeaderElection returns false: every replica computes its own view.
@@ -260,34 +251,47 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	// Publish before listing the checkers: a checker created from now on
 	// is reconciled under the new assignment, and one created before is in
 	// the list below. Either way none is missed.
-	next := a.publish(members, a.opts.Fencer.Fenced(), now)
+	next := a.publish(members, membership.Zones(leases.Items, members), a.opts.Fencer.Fenced(), now)
 	if next == a.notified {
 		return nextExpiry, nil
 	}
 
-	keys, err := a.opts.Keys(ctx)
+	checkers, err := a.opts.Keys(ctx)
 	if err != nil {
 		// a.notified stays behind: the next evaluation reports the changes.
 		return time.Time{}, fmt.Errorf("listing checkers: %w", err)
 	}
-	gained, lost := ownershipChanges(a.notified, next, a.opts.ID, keys)
+	gained, lost, regrouped := ownershipChanges(a.notified, next, a.opts.ID, checkers)
 	before := a.notified
 	a.notified = next
-	a.opts.Logger.Info("Ring changed", "members", next.ring.Members(), "fenced", next.fenced, "gained", len(gained), "lost", len(lost), "checkers", len(keys))
-	// Lost first: stop probing what is no longer ours before taking more.
-	for _, key := range lost {
-		a.opts.Notify(ctx, Change{Key: key})
+	a.opts.Logger.Info("Ring changed", "members", next.ring.Members(), "zones", next.zones, "fenced", next.fenced,
+		"gained", len(gained), "lost", len(lost), "regrouped", len(regrouped), "checkers", len(checkers))
+	a.notifyChanges(ctx, before, next, gained, lost, regrouped, a.ownLease(leases.Items), now)
+	return nextExpiry, nil
+}
+
+// notifyChanges notifies the changes from before to after decided at now,
+// lost first: stop probing what is no longer ours before taking more.
+func (a *Assigner) notifyChanges(ctx context.Context, before, after *assignment, gained, lost, regrouped []Checker, own ownLease, now time.Time) {
+	for _, c := range lost {
+		a.opts.Notify(ctx, Change{Key: c.Key})
 	}
 	lastSeen := make(map[string]time.Time, len(a.observed))
 	for id, o := range a.observed {
 		lastSeen[id] = o.At
 	}
-	own := a.ownLease(leases.Items)
-	for _, key := range gained {
-		since, tolerance := unprobedSince(before, a.opts.ID, key, next, lastSeen, own, now)
-		a.opts.Notify(ctx, Change{Key: key, Owned: true, UnprobedSince: since, Tolerance: tolerance})
+	for _, c := range gained {
+		change := Change{Key: c.Key, Probes: true}
+		// With several vantage points nothing is taken over: see
+		// Change.UnprobedSince.
+		if c.VantagePoints <= 1 {
+			change.UnprobedSince, change.Tolerance = unprobedSince(before, a.opts.ID, c.Key, after, lastSeen, own, now)
+		}
+		a.opts.Notify(ctx, change)
 	}
-	return nextExpiry, nil
+	for _, c := range regrouped {
+		a.opts.Notify(ctx, Change{Key: c.Key, Probes: true, Regrouped: true})
+	}
 }
 
 // ownLease returns when this replica acquired its own Lease, as its
@@ -303,17 +307,25 @@ func (a *Assigner) ownLease(leases []coordinationv1.Lease) ownLease {
 	return ownLease{}
 }
 
-// publish makes the ring of members and fenced the current assignment at
-// now, unless they already are, and returns the current assignment.
-func (a *Assigner) publish(members []string, fenced bool, now time.Time) *assignment {
+// publish makes the ring of members, their zones and fenced the current
+// assignment at now, unless they already are, and returns the current
+// assignment. A change of members or of zones is a rebalance; zones is not
+// modified afterwards.
+func (a *Assigner) publish(members []string, zones map[string]string, fenced bool, now time.Time) *assignment {
 	current := a.current.Load()
 	sameMembers := slices.Equal(members, current.ring.Members())
-	if sameMembers && fenced == current.fenced {
+	sameZones := maps.Equal(zones, current.zones)
+	if sameMembers && sameZones && fenced == current.fenced {
 		return current
 	}
-	next := &assignment{ring: current.ring, fenced: fenced, at: now}
+	next := &assignment{ring: current.ring, zones: current.zones, fenced: fenced, at: now}
 	if !sameMembers {
 		next.ring = ring.New(members, a.opts.VirtualNodes)
+	}
+	if !sameZones {
+		next.zones = zones
+	}
+	if !sameMembers || !sameZones {
 		a.rebalances.Add(1)
 	}
 	a.current.Store(next)

@@ -81,7 +81,7 @@ func (n *notifications) count() int {
 
 // await waits until as many keys as want have been notified since the last
 // await, checks that they are want, in any order, each gained (owned) or
-// lost (!owned), and returns their changes.
+// lost (!owned), none regrouped, and returns their changes.
 func (n *notifications) await(t *testing.T, want []types.NamespacedName, owned bool) []sharding.Change {
 	t.Helper()
 	require.Eventually(t, func() bool { return n.count() >= len(want) }, within, tick, "notified %d keys, want %d", n.count(), len(want))
@@ -90,7 +90,8 @@ func (n *notifications) await(t *testing.T, want []types.NamespacedName, owned b
 	assert.ElementsMatch(t, want, n.keys)
 	changes := n.changes
 	for _, c := range changes {
-		assert.Equal(t, owned, c.Owned, "%s notified with Owned=%t", c.Key, c.Owned)
+		assert.Equal(t, owned, c.Probes, "%s notified with Probes=%t", c.Key, c.Probes)
+		assert.False(t, c.Regrouped, "%s notified regrouped", c.Key)
 	}
 	n.keys, n.changes = nil, nil
 	return changes
@@ -138,8 +139,9 @@ func newDirectClient(t *testing.T) client.Client {
 }
 
 // startAssigner starts an Assigner for id on ringName once the Leases the
-// test created are in place. collect sets its Deleter.
-func startAssigner(t *testing.T, direct client.Client, id, ringName string, collect bool) *assignerTest {
+// test created are in place, its checkers the test keys with one vantage
+// point each. collect sets its Deleter; options change its options last.
+func startAssigner(t *testing.T, direct client.Client, id, ringName string, collect bool, options ...func(*sharding.AssignerOptions)) *assignerTest {
 	t.Helper()
 	c, err := cache.New(cp.Config, cache.Options{
 		Scheme: direct.Scheme(),
@@ -155,7 +157,7 @@ func startAssigner(t *testing.T, direct client.Client, id, ringName string, coll
 		Namespace:  leaseNamespace,
 		RingName:   ringName,
 		Fencer:     at.fencer,
-		Keys:       func(context.Context) ([]types.NamespacedName, error) { return testKeys, nil },
+		Keys:       func(context.Context) ([]sharding.Checker, error) { return withVantagePoints(1, testKeys), nil },
 		Notify:     at.notified.notify,
 		StaleAfter: time.Minute,
 		Clock:      at.clock,
@@ -163,6 +165,9 @@ func startAssigner(t *testing.T, direct client.Client, id, ringName string, coll
 	}
 	if collect {
 		opts.Deleter = direct
+	}
+	for _, o := range options {
+		o(&opts)
 	}
 	at.assigner, err = sharding.NewAssigner(opts)
 	require.NoError(t, err)

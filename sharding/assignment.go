@@ -1,6 +1,7 @@
 package sharding
 
 import (
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -9,9 +10,14 @@ import (
 )
 
 // assignment is one immutable view of ownership: the ring of live members,
-// and whether this replica is fenced. A fenced replica owns nothing.
+// their zones, and whether this replica is fenced. A fenced replica owns
+// nothing and is no checker's vantage point.
 type assignment struct {
-	ring   *ring.Ring
+	ring *ring.Ring
+	// zones holds the zone of every live member whose zone is known, as
+	// its Lease says (membership.Zones); nil when none is known. It is
+	// never modified.
+	zones  map[string]string
 	fenced bool
 	// at is when the assignment was published, on the Assigner's clock.
 	at time.Time
@@ -21,22 +27,75 @@ func (a *assignment) owns(id string, key types.NamespacedName) bool {
 	return !a.fenced && a.ring.Owner(ring.Key(key.Namespace, key.Name)) == id
 }
 
-// ownershipChanges returns, among keys, those that replica id owns under
-// after but not under before (gained), and those it owned under before but
-// no longer does under after (lost), each in the order of keys. It is the
+// zoneOf returns member's zone, "" when unknown.
+func (a *assignment) zoneOf(member string) string { return a.zones[member] }
+
+// vantagePoints returns the members that probe key when it asks for k
+// vantage points (k < 1 meaning 1), owner first, whether or not this
+// replica is fenced (see ring.Ring.VantagePoints).
+func (a *assignment) vantagePoints(key types.NamespacedName, k int) []string {
+	zoneOf := a.zoneOf
+	if len(a.zones) == 0 {
+		zoneOf = nil // every member in the unknown zone: the same sets, faster
+	}
+	return a.ring.VantagePoints(ring.Key(key.Namespace, key.Name), max(k, 1), zoneOf)
+}
+
+// probes reports whether replica id probes key, which asks for k vantage
+// points, under a: it is not fenced and one of them. For k <= 1 it is owns,
+// at the cost of owns.
+func (a *assignment) probes(id string, key types.NamespacedName, k int) bool {
+	if k <= 1 {
+		return a.owns(id, key)
+	}
+	return a.set(id, key, k) != nil
+}
+
+// set returns the vantage points of key (asking for k > 1) under a if
+// replica id is one of them and a is not fenced, else nil.
+func (a *assignment) set(id string, key types.NamespacedName, k int) []string {
+	if a.fenced || !a.ring.Contains(id) {
+		return nil
+	}
+	if s := a.vantagePoints(key, k); slices.Contains(s, id) {
+		return s
+	}
+	return nil
+}
+
+// ownershipChanges returns, among checkers, those that replica id probes
+// under after but not under before (gained), those it probed under before
+// but no longer does under after (lost), and those it probes under both
+// whose vantage points, as an ordered list, differ (regrouped: members
+// left or joined the set, or its owner changed), each in the order of
+// checkers. A fenced replica probes nothing. For a checker with one
+// vantage point (VantagePoints <= 1) this is a change of owner, decided
+// with ring.Ring.Owner alone, and it is never regrouped. It is the
 // Assigner's decision of which checkers moved, free of clocks, caches and
 // callbacks.
-func ownershipChanges(before, after *assignment, id string, keys []types.NamespacedName) (gained, lost []types.NamespacedName) {
-	for _, key := range keys {
-		was, is := before.owns(id, key), after.owns(id, key)
+func ownershipChanges(before, after *assignment, id string, checkers []Checker) (gained, lost, regrouped []Checker) {
+	for _, c := range checkers {
+		if c.VantagePoints <= 1 {
+			was, is := before.owns(id, c.Key), after.owns(id, c.Key)
+			switch {
+			case is && !was:
+				gained = append(gained, c)
+			case was && !is:
+				lost = append(lost, c)
+			}
+			continue
+		}
+		was, is := before.set(id, c.Key, c.VantagePoints), after.set(id, c.Key, c.VantagePoints)
 		switch {
-		case is && !was:
-			gained = append(gained, key)
-		case was && !is:
-			lost = append(lost, key)
+		case is != nil && was == nil:
+			gained = append(gained, c)
+		case was != nil && is == nil:
+			lost = append(lost, c)
+		case was != nil && !slices.Equal(was, is):
+			regrouped = append(regrouped, c)
 		}
 	}
-	return gained, lost
+	return gained, lost, regrouped
 }
 
 // handOverSlack is how long before this replica saw a change of ownership

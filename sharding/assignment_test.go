@@ -85,9 +85,12 @@ func TestOwnershipChanges(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			gained, lost := ownershipChanges(tc.before, tc.after, me, all)
-			assert.Equal(t, tc.gained, gained, "gained")
-			assert.Equal(t, tc.lost, lost, "lost")
+			for _, k := range []int{0, 1} { // below 1 means 1
+				gained, lost, regrouped := changesOf(tc.before, tc.after, me, all, k)
+				assert.Equal(t, tc.gained, gained, "gained, k=%d", k)
+				assert.Equal(t, tc.lost, lost, "lost, k=%d", k)
+				assert.Empty(t, regrouped, "regrouped, k=%d", k)
+			}
 		})
 	}
 }
@@ -161,7 +164,8 @@ func TestOwnershipChangesAreTheDifference(t *testing.T) {
 	changed := 0
 	for trial := range trials {
 		before, after := assign(g.rng.IntN(4) == 0, g.draw()...), assign(g.rng.IntN(4) == 0, g.draw()...)
-		gained, lost := ownershipChanges(before, after, me, propertyKeys)
+		gained, lost, regrouped := changesOf(before, after, me, propertyKeys, 1)
+		require.Empty(t, regrouped, "trial %d: regrouped with one vantage point", trial)
 		was, is := ownedKeys(before), ownedKeys(after)
 		for _, k := range gained {
 			require.True(t, is[k] && !was[k], "trial %d: gained %s, owned before %t, after %t", trial, k, was[k], is[k])
@@ -210,7 +214,7 @@ func TestOwnershipMovesOnlyWithTheChangedMember(t *testing.T) {
 					continue
 				}
 				before, after := assign(false, ms...), assign(false, changed...)
-				gained, lost := ownershipChanges(before, after, me, propertyKeys)
+				gained, lost, _ := changesOf(before, after, me, propertyKeys, 1)
 				// A join only takes keys away, to the joiner (their owner
 				// after); a leave only hands out the leaver's (their
 				// owner before).
@@ -238,10 +242,10 @@ func TestFencingMovesEveryOwnedKey(t *testing.T) {
 	for trial := range trials {
 		ms := g.draw()
 		unfenced, fenced := assign(false, ms...), assign(true, ms...)
-		gained, lost := ownershipChanges(unfenced, fenced, me, propertyKeys)
+		gained, lost, _ := changesOf(unfenced, fenced, me, propertyKeys, 1)
 		require.Empty(t, gained, "trial %d", trial)
 		require.Len(t, lost, len(ownedKeys(unfenced)), "trial %d", trial)
-		regained, relost := ownershipChanges(fenced, unfenced, me, propertyKeys)
+		regained, relost, _ := changesOf(fenced, unfenced, me, propertyKeys, 1)
 		require.Empty(t, relost, "trial %d", trial)
 		require.Equal(t, lost, regained, "trial %d", trial)
 		moved += len(lost)

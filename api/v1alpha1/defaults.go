@@ -30,6 +30,9 @@ const (
 	DefaultFailureThreshold int32 = 1
 	// DefaultSuccessThreshold is spec.successThreshold's default.
 	DefaultSuccessThreshold int32 = 1
+	// DefaultVantagePoints is spec.vantagePoints' default: the owner
+	// alone probes the checker.
+	DefaultVantagePoints int32 = 1
 )
 
 // Limits of WebCheckerSpec that code checks as well as the API server (the
@@ -42,6 +45,8 @@ const (
 	// MaxThreshold is the largest spec.failureThreshold and
 	// spec.successThreshold; the smallest is 1.
 	MaxThreshold int32 = 20
+	// MaxVantagePoints is the largest spec.vantagePoints.
+	MaxVantagePoints int32 = 5
 )
 
 // Defaults of the probe kinds' options.

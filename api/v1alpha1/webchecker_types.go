@@ -278,6 +278,24 @@ type WebCheckerSpec struct {
 	// +kubebuilder:validation:MaxItems=16
 	Conditions []ResponseCondition `json:"conditions,omitempty"`
 
+	// VantagePoints is how many operator replicas probe the checker, each
+	// from a different zone where the replicas' zones allow (see the
+	// README's "Quorum probing"). With 1 (the default) the replica that
+	// owns the checker probes it alone and Ready follows its probes. With
+	// more, every vantage point reports its own state (after the
+	// thresholds) in status.vantagePoints, and Ready is True while a
+	// majority of them are True, False while a majority are False, and
+	// otherwise keeps its value. With fewer live replicas than asked for,
+	// every replica probes the checker and the Ready message says so.
+	// Between 1 and 5; each vantage point costs the target one probe per
+	// interval.
+	//
+	// +optional
+	// +kubebuilder:default=1
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5
+	VantagePoints *int32 `json:"vantagePoints,omitempty"`
+
 	// Proxy sends every connection of the probe through an HTTP proxy
 	// (CONNECT, or absolute-form requests for http), instead of the
 	// operator's default (--proxy-url). The operator's egress policy then
@@ -462,10 +480,79 @@ type WebCheckerStatus struct {
 	CertificateExpiry *metav1.Time `json:"certificateExpiry,omitempty"`
 
 	// Shard is the identity of the operator replica that probes this
-	// checker and writes its status.
+	// checker and writes its status (the owner, the first vantage point).
 	//
 	// +optional
 	Shard string `json:"shard,omitempty"`
+
+	// Quorum is, for a checker with spec.vantagePoints above 1, how many
+	// of its vantage points succeed, of how many report: "2/3".
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=8
+	Quorum string `json:"quorum,omitempty"`
+
+	// VantagePoints holds, for a checker with spec.vantagePoints above 1,
+	// the state of each replica that probes it. Each replica writes its
+	// own entry only (server-side apply, field manager
+	// webchecker-vantage-<shard>), when its state changes; the owner
+	// removes the entries of replicas that no longer probe the checker.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=shard
+	// +kubebuilder:validation:MaxItems=16
+	VantagePoints []VantagePointStatus `json:"vantagePoints,omitempty"`
+}
+
+// VantagePointStatus is the state of one replica that probes a checker,
+// after the checker's thresholds, as the Ready condition would be if that
+// replica probed it alone.
+type VantagePointStatus struct {
+	// Shard is the replica's shard id.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Shard string `json:"shard"`
+
+	// Zone is the replica's zone (its --zone), empty when unknown.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Zone string `json:"zone,omitempty"`
+
+	// Ready is True while the replica's probes succeed, False while they
+	// fail, Unknown when it cannot say.
+	//
+	// +required
+	// +kubebuilder:validation:Enum=True;False;Unknown
+	Ready metav1.ConditionStatus `json:"ready"`
+
+	// Reason is the Ready condition's reason as this replica sees it:
+	// ProbeSucceeded, or why its probes fail.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	Reason string `json:"reason"`
+
+	// Message says what this replica's latest probe saw.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=4096
+	Message string `json:"message,omitempty"`
+
+	// ObservedGeneration is the generation of the spec that this entry
+	// describes; the owner counts only entries of the current one.
+	//
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// LastTransitionTime is when Ready last changed at this replica.
+	//
+	// +required
+	LastTransitionTime metav1.Time `json:"lastTransitionTime"`
 }
 
 // The resource has no categories: "all" is meant for a namespace's
@@ -486,6 +573,7 @@ type WebCheckerStatus struct {
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`,priority=1
 // +kubebuilder:printcolumn:name="Interval",type=string,JSONPath=`.spec.interval`,priority=1
 // +kubebuilder:printcolumn:name="Shard",type=string,JSONPath=`.status.shard`,priority=1
+// +kubebuilder:printcolumn:name="Quorum",type=string,JSONPath=`.status.quorum`,priority=1
 // +kubebuilder:printcolumn:name="Message",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Cert-Expiry",type=string,JSONPath=`.status.certificateExpiry`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

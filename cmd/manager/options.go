@@ -42,6 +42,7 @@ type options struct {
 	// may hold at once (scheduler.Options.NamespaceShare).
 	probeNamespaceShare float64
 	shardID             string
+	zone                string
 	dnsServer           string
 	proxyURL            string
 	noProxy             string
@@ -91,6 +92,7 @@ func defaultOptions() options {
 		reconcileWorkers:    controllers.DefaultReconcileWorkers,
 		probeNamespaceShare: scheduler.DefaultNamespaceShare,
 		shardID:             envOr("POD_NAME", hostname()),
+		zone:                os.Getenv("POD_ZONE"),
 		leaseNamespace:      envOr("POD_NAMESPACE", "default"),
 		ringName:            "webchecker",
 		leaseDuration:       membership.DefaultLeaseDuration,
@@ -130,6 +132,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.StringVar(&o.proxyURL, "proxy-url", o.proxyURL, "HTTP proxy (http(s)://[user:password@]host:port) of every checker without spec.proxy, dns checkers excepted; empty means none. Never taken from HTTP_PROXY and the like. The egress policy then judges the proxy's address.")
 	fs.StringVar(&o.noProxy, "no-proxy", o.noProxy, "Comma-separated hosts (and their subdomains; .domain for subdomains only), IP addresses, CIDR ranges or * that --proxy-url does not apply to, as NO_PROXY (loopback is not exempted implicitly).")
 	fs.StringVar(&o.leaseNamespace, "lease-namespace", o.leaseNamespace, "Namespace of the replicas' Leases (default: $POD_NAMESPACE, else \"default\").")
+	fs.StringVar(&o.zone, "zone", o.zone, "Zone of this replica, published on its Lease: a checker with spec.vantagePoints above 1 is probed from replicas in different zones where the zones allow (default: $POD_ZONE, which the chart fills from the pod's topology.kubernetes.io/zone label; empty means unknown).")
 	fs.StringVar(&o.ringName, "ring-name", o.ringName, "Name of the ring; replicas with the same ring name and lease namespace share the checkers.")
 	fs.DurationVar(&o.leaseDuration, "lease-duration", o.leaseDuration, "How long a replica's Lease stays valid without renewal (whole seconds). A crashed replica's checkers are taken over after at most this long.")
 	fs.DurationVar(&o.leaseRenewInterval, "lease-renew-interval", o.leaseRenewInterval, "How often a replica renews its Lease.")
@@ -149,6 +152,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 func (o options) replicaOptions(policy *egress.Policy, scope controllers.WatchScope) replicaOptions {
 	return replicaOptions{
 		shardID: o.shardID,
+		zone:    o.zone,
 		prober: probing.NewProber(probing.ProberOptions{
 			DNSServer: o.dnsServer,
 			UserAgent: "webchecker (shard " + o.shardID + ")",
@@ -262,6 +266,9 @@ func (o options) validate() error {
 	}
 	if o.shardID == "" {
 		errs = append(errs, errors.New("--shard-id must not be empty"))
+	}
+	if msgs := validation.IsValidLabelValue(o.zone); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("--zone %q must be a valid label value: %s", o.zone, strings.Join(msgs, "; ")))
 	}
 	if o.leaseNamespace == "" || o.ringName == "" {
 		errs = append(errs, errors.New("--lease-namespace and --ring-name must not be empty"))

@@ -133,6 +133,7 @@ func TestOptionsValidate(t *testing.T) {
 		"namespace share above 1":     {func(o *options) { o.probeNamespaceShare = 1.5 }, "--probe-namespace-share"},
 		"no shard id":                 {func(o *options) { o.shardID = "" }, "--shard-id"},
 		"no ring name":                {func(o *options) { o.ringName = "" }, "--ring-name"},
+		"zone with a space":           {func(o *options) { o.zone = "eu west" }, `--zone "eu west" must be a valid label value`},
 		"fractional lease":            {func(o *options) { o.leaseDuration = 2500 * time.Millisecond }, "whole number of seconds"},
 		"renewal slower than fencing": {func(o *options) { o.leaseRenewInterval = 9 * time.Second }, "--lease-renew-interval"},
 		"no virtual nodes":            {func(o *options) { o.virtualNodes = 0 }, "--virtual-nodes"},

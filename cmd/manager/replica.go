@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	toolscache "k8s.io/client-go/tools/cache"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,6 +35,8 @@ import (
 type replicaOptions struct {
 	// shardID is this replica's identity (Lease name, status.shard).
 	shardID string
+	// zone is this replica's zone, published on its Lease ("" unknown).
+	zone string
 	// prober runs the probes.
 	prober probing.Prober
 	// probeWorkers bounds concurrent probes.
@@ -160,7 +163,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		NamespaceShare: opts.namespaceShare,
 		InitialJitter:  opts.initialJitter,
 		Clock:          opts.clock,
-		Owns:           r.assigner.Owns,
+		Owns:           r.assigner.Probes,
 		Notify:         trigger.Notify,
 		Observer:       controllers.Observers{r.metrics, tracker},
 		Logger:         opts.logger.WithName("scheduler"),
@@ -175,7 +178,8 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	// tells the scheduler (through handOver) what moved: one of the two is
 	// completed after both exist, before the manager starts either.
 	handOver.scheduler = r.scheduler
-	if err := r.metrics.Register(opts.registerer, r.scheduler, r.assigner, opts.metricLabels); err != nil {
+	ready := metrics.NewReadyStates()
+	if err := r.metrics.Register(opts.registerer, r.scheduler, r.assigner, opts.metricLabels, ready); err != nil {
 		return nil, err
 	}
 	if opts.buildInfo != (metrics.BuildInfo{}) {
@@ -186,12 +190,13 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	reconciler := &controllers.WebCheckerReconciler{
 		Scheduler:         r.scheduler,
 		Workers:           opts.reconcileWorkers,
-		Ownership:         r.assigner,
+		Ownership:         ownership{r.assigner},
 		Trigger:           trigger,
 		Tracker:           tracker,
 		Loaded:            loaded,
 		Clock:             opts.clock,
 		Metrics:           r.metrics,
+		Ready:             ready,
 		NamespaceSelector: opts.scope.NamespaceSelector,
 		SecretSelector:    opts.scope.SecretSelector,
 		Checks:            opts.checks,
@@ -222,10 +227,13 @@ type handOver struct {
 }
 
 func (h *handOver) notify(ctx context.Context, c sharding.Change) {
-	if c.Owned {
-		h.scheduler.Gained(c.Key, c.UnprobedSince, c.Tolerance)
-	} else {
-		h.scheduler.Disown(c.Key)
+	// A regrouped checker stays probed here: only its status changes.
+	if !c.Regrouped {
+		if c.Probes {
+			h.scheduler.Gained(c.Key, c.UnprobedSince, c.Tolerance)
+		} else {
+			h.scheduler.Disown(c.Key)
+		}
 	}
 	h.trigger.Notify(ctx, c.Key)
 }
@@ -263,6 +271,7 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, loaded *controllers.
 		Namespace:     opts.leaseNamespace,
 		ID:            opts.shardID,
 		RingName:      opts.ringName,
+		Zone:          opts.zone,
 		LeaseDuration: opts.leaseDuration,
 		RenewInterval: opts.renewInterval,
 		SafetyMargin:  opts.safetyMargin,
@@ -272,7 +281,7 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, loaded *controllers.
 			if !mgr.GetCache().WaitForCacheSync(ctx) {
 				return ctx.Err()
 			}
-			if err := loaded.Wait(ctx, keys, joinWaitLimit); err != nil {
+			if err := loaded.Wait(ctx, checkerNames(keys), joinWaitLimit); err != nil {
 				return err
 			}
 			// Every checker scheduled comes to its first turn within the
@@ -296,6 +305,7 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, loaded *controllers.
 	}
 	assigner, err := sharding.NewAssigner(sharding.AssignerOptions{
 		ID:           opts.shardID,
+		Zone:         opts.zone,
 		Cache:        mgr.GetCache(),
 		Namespace:    opts.leaseNamespace,
 		RingName:     opts.ringName,
@@ -318,18 +328,38 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, loaded *controllers.
 	return heartbeat, assigner, nil
 }
 
-// checkerKeys returns a function listing the keys of every WebChecker in
-// reader (the manager's cache).
-func checkerKeys(reader client.Reader) func(ctx context.Context) ([]types.NamespacedName, error) {
-	return func(ctx context.Context) ([]types.NamespacedName, error) {
+// checkerKeys returns a function listing every WebChecker in reader (the
+// manager's cache) with the number of vantage points it asks for.
+func checkerKeys(reader client.Reader) func(ctx context.Context) ([]sharding.Checker, error) {
+	return func(ctx context.Context) ([]sharding.Checker, error) {
 		var list webcheckerv1alpha1.WebCheckerList
-		// Only the keys are read: no deep copy of every cached object.
+		// Only the keys and vantage points are read: no deep copy of
+		// every cached object.
 		if err := reader.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 			return nil, fmt.Errorf("listing WebCheckers: %w", err)
 		}
-		keys := make([]types.NamespacedName, 0, len(list.Items))
+		checkers := make([]sharding.Checker, 0, len(list.Items))
 		for i := range list.Items {
-			keys = append(keys, client.ObjectKeyFromObject(&list.Items[i]))
+			wc := &list.Items[i]
+			checkers = append(checkers, sharding.Checker{
+				Key:           client.ObjectKeyFromObject(wc),
+				VantagePoints: int(ptr.Deref(wc.Spec.VantagePoints, webcheckerv1alpha1.DefaultVantagePoints)),
+			})
+		}
+		return checkers, nil
+	}
+}
+
+// checkerNames turns a listing of checkers into one of their keys.
+func checkerNames(checkers func(ctx context.Context) ([]sharding.Checker, error)) func(ctx context.Context) ([]types.NamespacedName, error) {
+	return func(ctx context.Context) ([]types.NamespacedName, error) {
+		cs, err := checkers(ctx)
+		if err != nil {
+			return nil, err
+		}
+		keys := make([]types.NamespacedName, len(cs))
+		for i, c := range cs {
+			keys[i] = c.Key
 		}
 		return keys, nil
 	}

@@ -2,21 +2,30 @@
 //
 // There are three kinds:
 //
-//   - Per checker (labels namespace and name): webchecker_probe_success,
+//   - Per checker (labels namespace, name and the allowlisted WebChecker
+//     labels). The probe series, webchecker_probe_success,
 //     webchecker_probe_duration_seconds, webchecker_probe_http_status_code,
 //     webchecker_probe_last_run_timestamp_seconds,
 //     webchecker_probe_ssl_earliest_cert_expiry (https only) and
-//     webchecker_probes_total{result}. They are not stored in vectors but
-//     read from the probe scheduler at scrape time, and only for the
-//     checkers this replica owns at that moment: a checker that moved to
-//     another replica, or was deleted, is gone from the next scrape, so that
-//     across replicas every checker has exactly one series of each.
+//     webchecker_probes_total{result}, are exported by every replica that
+//     probes the checker (its vantage points: spec.vantagePoints of them,
+//     the owner alone by default), each labelled with its shard and zone.
+//     The owner alone exports webchecker_ready, the checker's quorum state
+//     (its Ready condition: 1 True, 0 False, absent Unknown; see
+//     ReadyStates), and webchecker_slo_objective. None is stored in
+//     vectors: they are read from the probe scheduler at scrape time, and
+//     only for the checkers this replica probes or owns at that moment, so
+//     that a checker that moved to another replica, or was deleted, is gone
+//     from the next scrape: across replicas every checker has one series of
+//     each per vantage point, and one webchecker_ready.
 //   - Aggregates without per-checker labels, for SLOs and dashboards:
 //     webchecker_probe_latency_seconds{result} and
-//     webchecker_probe_phase_seconds{phase}.
+//     webchecker_probe_phase_seconds{phase}, over every probe this replica
+//     ran.
 //   - The operator's own health: webchecker_scheduler_lag_seconds,
 //     webchecker_scheduler_inflight, webchecker_status_writes_total{result},
-//     webchecker_shard_members, webchecker_shard_owned_checkers and
+//     webchecker_shard_members, webchecker_shard_owned_checkers,
+//     webchecker_shard_probed_checkers, webchecker_shard_fenced and
 //     webchecker_shard_rebalances_total.
 //
 // A Metrics is registered on a prometheus.Registerer, usually

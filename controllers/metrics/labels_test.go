@@ -64,9 +64,7 @@ func TestNewCheckerLabels(t *testing.T) {
 func TestCheckerMetricsCarryAllowlistedLabels(t *testing.T) {
 	labelled := types.NamespacedName{Namespace: "shop", Name: "payments"}
 	unlabelled := types.NamespacedName{Namespace: "shop", Name: "search"}
-	success := `# HELP webchecker_probe_success Whether the latest probe of the checker succeeded (1) or failed (0); a certificate that expires soon is no failure here (see probe_ssl_earliest_cert_expiry). Exported only by the replica that owns the checker, once it has probed it.
-# TYPE webchecker_probe_success gauge
-`
+	success := strings.TrimPrefix(checkerHeader, "\n")
 	tests := map[string]struct {
 		allowlist []string
 		set       map[types.NamespacedName]map[string]string
@@ -76,36 +74,36 @@ func TestCheckerMetricsCarryAllowlistedLabels(t *testing.T) {
 		"no allowlist: no labels added": {
 			set:    map[types.NamespacedName]map[string]string{labelled: {"team": "payments"}},
 			metric: "webchecker_probe_success",
-			want: success + `webchecker_probe_success{name="payments",namespace="shop"} 1
-webchecker_probe_success{name="search",namespace="shop"} 0
+			want: success + `webchecker_probe_success{name="payments",namespace="shop",shard="",zone=""} 1
+webchecker_probe_success{name="search",namespace="shop",shard="",zone=""} 0
 `,
 		},
 		"a checker without the label gets it empty": {
 			allowlist: []string{"team"},
 			set:       map[types.NamespacedName]map[string]string{labelled: {"team": "payments", "other": "x"}, unlabelled: {"other": "y"}},
 			metric:    "webchecker_probe_success",
-			want: success + `webchecker_probe_success{label_team="payments",name="payments",namespace="shop"} 1
-webchecker_probe_success{label_team="",name="search",namespace="shop"} 0
+			want: success + `webchecker_probe_success{label_team="payments",name="payments",namespace="shop",shard="",zone=""} 1
+webchecker_probe_success{label_team="",name="search",namespace="shop",shard="",zone=""} 0
 `,
 		},
 		"a checker never set gets every label empty": {
 			allowlist: []string{"team", "severity"},
 			set:       map[types.NamespacedName]map[string]string{labelled: {"team": "payments", "severity": "page"}},
 			metric:    "webchecker_probe_success",
-			want: success + `webchecker_probe_success{label_severity="page",label_team="payments",name="payments",namespace="shop"} 1
-webchecker_probe_success{label_severity="",label_team="",name="search",namespace="shop"} 0
+			want: success + `webchecker_probe_success{label_severity="page",label_team="payments",name="payments",namespace="shop",shard="",zone=""} 1
+webchecker_probe_success{label_severity="",label_team="",name="search",namespace="shop",shard="",zone=""} 0
 `,
 		},
 		"sanitized names, and on every per-checker metric": {
 			allowlist: []string{"app.kubernetes.io/part-of"},
 			set:       map[types.NamespacedName]map[string]string{labelled: {"app.kubernetes.io/part-of": "shop"}},
 			metric:    "webchecker_probes_total",
-			want: `# HELP webchecker_probes_total Probes of the checker by this replica since it took the checker over, by result (success or failure).
+			want: `# HELP webchecker_probes_total Probes of the checker by this replica since it became one of its vantage points, by result (success or failure).` + probeHelp + `
 # TYPE webchecker_probes_total counter
-webchecker_probes_total{label_app_kubernetes_io_part_of="shop",name="payments",namespace="shop",result="failure"} 0
-webchecker_probes_total{label_app_kubernetes_io_part_of="shop",name="payments",namespace="shop",result="success"} 1
-webchecker_probes_total{label_app_kubernetes_io_part_of="",name="search",namespace="shop",result="failure"} 1
-webchecker_probes_total{label_app_kubernetes_io_part_of="",name="search",namespace="shop",result="success"} 0
+webchecker_probes_total{label_app_kubernetes_io_part_of="shop",name="payments",namespace="shop",result="failure",shard="",zone=""} 0
+webchecker_probes_total{label_app_kubernetes_io_part_of="shop",name="payments",namespace="shop",result="success",shard="",zone=""} 1
+webchecker_probes_total{label_app_kubernetes_io_part_of="",name="search",namespace="shop",result="failure",shard="",zone=""} 1
+webchecker_probes_total{label_app_kubernetes_io_part_of="",name="search",namespace="shop",result="success",shard="",zone=""} 0
 `,
 		},
 	}
@@ -124,7 +122,7 @@ webchecker_probes_total{label_app_kubernetes_io_part_of="",name="search",namespa
 				owned: map[types.NamespacedName]bool{labelled: true, unlabelled: true},
 			}
 			reg := prometheus.NewPedanticRegistry()
-			require.NoError(t, metrics.New().Register(reg, src, src, labels))
+			require.NoError(t, metrics.New().Register(reg, src, src, labels, nil))
 			assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(tc.want), tc.metric))
 		})
 	}
@@ -139,7 +137,7 @@ func TestCheckerLabelsFollowSetAndDelete(t *testing.T) {
 		owned:  map[types.NamespacedName]bool{key: true},
 	}
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, metrics.New().Register(reg, src, src, labels))
+	require.NoError(t, metrics.New().Register(reg, src, src, labels, nil))
 	team := func() string {
 		families, err := reg.Gather()
 		require.NoError(t, err)
@@ -219,7 +217,7 @@ func TestCheckerObjective(t *testing.T) {
 				owned:  map[types.NamespacedName]bool{key: true},
 			}
 			reg := prometheus.NewPedanticRegistry()
-			require.NoError(t, metrics.New().Register(reg, src, src, labels))
+			require.NoError(t, metrics.New().Register(reg, src, src, labels, nil))
 			series := func(value string) string {
 				if value == "" {
 					return ""
@@ -228,7 +226,7 @@ func TestCheckerObjective(t *testing.T) {
 				if allowlist != nil {
 					team = `label_team="payments",`
 				}
-				return `# HELP webchecker_slo_objective Availability objective of the checker (the share of its probes that must succeed over 30 days), from its test.network.io/slo-objective label; absent without one, when the chart's rules use their default.
+				return `# HELP webchecker_slo_objective Availability objective of the checker (the share of its probes that must succeed over 30 days), from its test.network.io/slo-objective label; absent without one, when the chart's rules use their default. Exported only by the replica that owns the checker.
 # TYPE webchecker_slo_objective gauge
 webchecker_slo_objective{` + team + `name="payments",namespace="shop"} ` + value + "\n"
 			}

@@ -150,12 +150,24 @@ type ShardSource interface {
 	// Fenced reports whether this replica has fenced itself (it could not
 	// renew its Lease in time): it probes and writes nothing until it can.
 	Fenced() bool
+	// Probes reports whether this replica is one of the vantage points of
+	// the checker, which asks for vantagePoints of them (its
+	// spec.vantagePoints, at least 1), and is not fenced: it probes the
+	// checker now. The owner is one of them.
+	Probes(key types.NamespacedName, vantagePoints int) bool
+	// ShardID returns this replica's shard id, the shard label of the
+	// probe series.
+	ShardID() string
+	// Zone returns this replica's zone (its --zone), the zone label of the
+	// probe series; empty when unknown.
+	Zone() string
 }
 
 // Register registers m, and the metrics read at scrape time from checks
 // and shard, on reg. The per-checker series carry the labels of labels
-// (nil: none).
-func (m *Metrics) Register(reg prometheus.Registerer, checks CheckSource, shard ShardSource, labels *CheckerLabels) error {
+// (nil: none). webchecker_ready exports the quorum states of ready for
+// the checkers this replica owns (nil: no webchecker_ready series).
+func (m *Metrics) Register(reg prometheus.Registerer, checks CheckSource, shard ShardSource, labels *CheckerLabels, ready *ReadyStates) error {
 	if checks == nil || shard == nil {
 		return errors.New("registering metrics: a check source and a shard source are required")
 	}
@@ -181,7 +193,7 @@ func (m *Metrics) Register(reg prometheus.Registerer, checks CheckSource, shard 
 			Name:      "shard_fenced",
 			Help:      "1 while this replica is fenced: it could not renew its Lease in time (or has not joined the ring yet), and probes and writes nothing until it does; 0 otherwise.",
 		}, func() float64 { return boolValue(shard.Fenced()) }),
-		newCheckerCollector(checks, shard, labels),
+		newCheckerCollector(checks, shard, labels, ready),
 	}
 	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {

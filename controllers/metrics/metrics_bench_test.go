@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/networkio/webchecker/controllers/metrics"
@@ -14,19 +15,25 @@ import (
 )
 
 // BenchmarkGather measures a scrape of a replica that owns 10,000 checkers
-// (every per-checker series plus the aggregates), as the metrics server's
-// registry gathers it.
+// (every per-checker series, webchecker_ready included, plus the
+// aggregates), as the metrics server's registry gathers it.
 func BenchmarkGather(b *testing.B) {
 	const checkers = 10_000
-	src := &fakeSources{owned: map[types.NamespacedName]bool{}, members: []string{"a", "b", "c"}}
+	src := &fakeSources{owned: map[types.NamespacedName]bool{}, members: []string{"a", "b", "c"}, shard: "a", zone: "zone-1"}
+	ready := metrics.NewReadyStates()
 	for i := range checkers {
 		key := types.NamespacedName{Namespace: fmt.Sprintf("team-%d", i%50), Name: fmt.Sprintf("checker-%d", i)}
 		src.states = append(src.states, state(key, probing.Result{Success: i%10 != 0, StatusCode: 200, Duration: time.Duration(i) * time.Microsecond}, uint64(i), 1))
 		src.owned[key] = true
+		status := metav1.ConditionTrue
+		if i%10 == 0 {
+			status = metav1.ConditionFalse
+		}
+		ready.Set(key, status)
 	}
 	m := metrics.New()
 	reg := prometheus.NewRegistry()
-	if err := m.Register(reg, src, src, nil); err != nil {
+	if err := m.Register(reg, src, src, nil, ready); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportAllocs()

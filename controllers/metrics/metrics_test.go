@@ -21,13 +21,20 @@ import (
 // fakeSources stands in for the scheduler and the assigner: both are this
 // project's own code, tested on their own.
 type fakeSources struct {
-	mu         sync.Mutex
-	states     []scheduler.CheckState
-	inFlight   int
-	owned      map[types.NamespacedName]bool
+	mu       sync.Mutex
+	states   []scheduler.CheckState
+	inFlight int
+	owned    map[types.NamespacedName]bool
+	// probed are the checkers this replica probes without owning them;
+	// it probes those it owns too.
+	probed     map[types.NamespacedName]bool
 	members    []string
 	rebalances uint64
-	fenced     bool
+	// fenced: as the Assigner, the replica then owns and probes nothing.
+	fenced      bool
+	shard, zone string
+	// asked records the vantage points Probes was last asked with.
+	asked map[types.NamespacedName]int
 }
 
 func (f *fakeSources) Snapshot() []scheduler.CheckState {
@@ -45,7 +52,29 @@ func (f *fakeSources) InFlight() int {
 func (f *fakeSources) Owns(key types.NamespacedName) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.owned[key]
+	return !f.fenced && f.owned[key]
+}
+
+func (f *fakeSources) Probes(key types.NamespacedName, vantagePoints int) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.asked == nil {
+		f.asked = map[types.NamespacedName]int{}
+	}
+	f.asked[key] = vantagePoints
+	return !f.fenced && (f.owned[key] || f.probed[key])
+}
+
+func (f *fakeSources) ShardID() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.shard
+}
+
+func (f *fakeSources) Zone() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.zone
 }
 
 func (f *fakeSources) Members() []string {
@@ -103,47 +132,55 @@ func newRegistered(t *testing.T) (*metrics.Metrics, *fakeSources, *prometheus.Re
 		owned:      map[types.NamespacedName]bool{keyA: true, keyB: true, keyC: true},
 		members:    []string{"a", "b", "c"},
 		rebalances: 4,
+		shard:      "a",
+		zone:       "zone-1",
 	}
 	m := metrics.New()
 	reg := prometheus.NewPedanticRegistry()
-	require.NoError(t, m.Register(reg, src, src, nil))
+	require.NoError(t, m.Register(reg, src, src, nil, nil))
 	return m, src, reg
 }
 
+// probeHelp ends the help of every probe series.
+const probeHelp = " Exported, once it has probed the checker, by every replica that probes it (its vantage points: spec.vantagePoints of them, the owner alone by default), labelled with the replica's shard id and zone (empty when unknown)."
+
 const checkerHeader = `
-# HELP webchecker_probe_success Whether the latest probe of the checker succeeded (1) or failed (0); a certificate that expires soon is no failure here (see probe_ssl_earliest_cert_expiry). Exported only by the replica that owns the checker, once it has probed it.
+# HELP webchecker_probe_success Whether the latest probe of the checker by this replica succeeded (1) or failed (0); a certificate that expires soon is no failure here (see probe_ssl_earliest_cert_expiry). The checker's quorum state is webchecker_ready.` + probeHelp + `
 # TYPE webchecker_probe_success gauge
 `
 
 // checkerMetricsWant is what the registry of newRegistered exports, before
 // any change to its sources.
 const checkerMetricsWant = `
-# HELP webchecker_probe_duration_seconds Duration of the latest probe of the checker, end to end.
+# HELP webchecker_probe_duration_seconds Duration of the latest probe of the checker by this replica, end to end.` + probeHelp + `
 # TYPE webchecker_probe_duration_seconds gauge
-webchecker_probe_duration_seconds{name="payments",namespace="shop"} 0.25
-webchecker_probe_duration_seconds{name="search",namespace="shop"} 2
-# HELP webchecker_probe_http_status_code HTTP status code of the latest probe of the checker's final response; 0 when no response was received.
+webchecker_probe_duration_seconds{name="payments",namespace="shop",shard="a",zone="zone-1"} 0.25
+webchecker_probe_duration_seconds{name="search",namespace="shop",shard="a",zone="zone-1"} 2
+# HELP webchecker_probe_http_status_code HTTP status code of the final response in the latest probe of the checker by this replica; 0 when no response was received.` + probeHelp + `
 # TYPE webchecker_probe_http_status_code gauge
-webchecker_probe_http_status_code{name="payments",namespace="shop"} 200
-webchecker_probe_http_status_code{name="search",namespace="shop"} 0
-# HELP webchecker_probe_last_run_timestamp_seconds Unix time at which the latest probe of the checker finished.
+webchecker_probe_http_status_code{name="payments",namespace="shop",shard="a",zone="zone-1"} 200
+webchecker_probe_http_status_code{name="search",namespace="shop",shard="a",zone="zone-1"} 0
+# HELP webchecker_probe_last_run_timestamp_seconds Unix time at which the latest probe of the checker by this replica finished.` + probeHelp + `
 # TYPE webchecker_probe_last_run_timestamp_seconds gauge
-webchecker_probe_last_run_timestamp_seconds{name="payments",namespace="shop"} 1.7672688005e+09
-webchecker_probe_last_run_timestamp_seconds{name="search",namespace="shop"} 1.7672688005e+09
-# HELP webchecker_probe_ssl_earliest_cert_expiry Earliest expiry (NotAfter, Unix time) of the certificates the checker's server presented in the latest probe; absent for plain HTTP and when no TLS response was received.
+webchecker_probe_last_run_timestamp_seconds{name="payments",namespace="shop",shard="a",zone="zone-1"} 1.7672688005e+09
+webchecker_probe_last_run_timestamp_seconds{name="search",namespace="shop",shard="a",zone="zone-1"} 1.7672688005e+09
+# HELP webchecker_probe_ssl_earliest_cert_expiry Earliest expiry (NotAfter, Unix time) of the certificates the checker's server presented in the latest probe by this replica; absent for plain HTTP and when no TLS response was received.` + probeHelp + `
 # TYPE webchecker_probe_ssl_earliest_cert_expiry gauge
-webchecker_probe_ssl_earliest_cert_expiry{name="payments",namespace="shop"} 1.769904e+09
-` + checkerHeader + `webchecker_probe_success{name="payments",namespace="shop"} 1
-webchecker_probe_success{name="search",namespace="shop"} 0
-# HELP webchecker_probes_total Probes of the checker by this replica since it took the checker over, by result (success or failure).
+webchecker_probe_ssl_earliest_cert_expiry{name="payments",namespace="shop",shard="a",zone="zone-1"} 1.769904e+09
+` + checkerHeader + `webchecker_probe_success{name="payments",namespace="shop",shard="a",zone="zone-1"} 1
+webchecker_probe_success{name="search",namespace="shop",shard="a",zone="zone-1"} 0
+# HELP webchecker_probes_total Probes of the checker by this replica since it became one of its vantage points, by result (success or failure).` + probeHelp + `
 # TYPE webchecker_probes_total counter
-webchecker_probes_total{name="payments",namespace="shop",result="failure"} 1
-webchecker_probes_total{name="payments",namespace="shop",result="success"} 7
-webchecker_probes_total{name="search",namespace="shop",result="failure"} 3
-webchecker_probes_total{name="search",namespace="shop",result="success"} 0
-# HELP webchecker_shard_owned_checkers WebCheckers this replica owns and schedules probes for.
+webchecker_probes_total{name="payments",namespace="shop",result="failure",shard="a",zone="zone-1"} 1
+webchecker_probes_total{name="payments",namespace="shop",result="success",shard="a",zone="zone-1"} 7
+webchecker_probes_total{name="search",namespace="shop",result="failure",shard="a",zone="zone-1"} 3
+webchecker_probes_total{name="search",namespace="shop",result="success",shard="a",zone="zone-1"} 0
+# HELP webchecker_shard_owned_checkers WebCheckers this replica owns: it writes their status, and probes them.
 # TYPE webchecker_shard_owned_checkers gauge
 webchecker_shard_owned_checkers 3
+# HELP webchecker_shard_probed_checkers WebCheckers this replica probes as one of their vantage points, those it owns included.
+# TYPE webchecker_shard_probed_checkers gauge
+webchecker_shard_probed_checkers 3
 # HELP webchecker_shard_members Live replicas on the consistent-hash ring, as this replica sees it.
 # TYPE webchecker_shard_members gauge
 webchecker_shard_members 3
@@ -162,7 +199,7 @@ func TestCheckerMetrics(t *testing.T) {
 	_, src, reg := newRegistered(t)
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(checkerMetricsWant),
 		"webchecker_probe_duration_seconds", "webchecker_probe_http_status_code", "webchecker_probe_last_run_timestamp_seconds",
-		"webchecker_probe_success", "webchecker_probes_total", "webchecker_probe_ssl_earliest_cert_expiry", "webchecker_shard_owned_checkers",
+		"webchecker_probe_success", "webchecker_probes_total", "webchecker_probe_ssl_earliest_cert_expiry", "webchecker_shard_owned_checkers", "webchecker_shard_probed_checkers",
 		"webchecker_shard_members", "webchecker_shard_rebalances_total", "webchecker_shard_fenced", "webchecker_scheduler_inflight"))
 
 	src.set(func(f *fakeSources) { f.fenced = true })
@@ -171,6 +208,8 @@ func TestCheckerMetrics(t *testing.T) {
 # TYPE webchecker_shard_fenced gauge
 webchecker_shard_fenced 1
 `), "webchecker_shard_fenced"), "a fenced replica says so")
+	assert.Zero(t, testutil.CollectAndCount(reg, "webchecker_probe_success"), "a fenced replica owns and probes nothing")
+	src.set(func(f *fakeSources) { f.fenced = false })
 
 	// The series of a checker follow its ownership and its presence in the
 	// scheduler at every scrape: nothing lingers.
@@ -180,11 +219,11 @@ webchecker_shard_fenced 1
 	}{
 		"lost to another replica": {
 			change: func(f *fakeSources) { f.owned[keyB] = false },
-			want:   checkerHeader + `webchecker_probe_success{name="payments",namespace="shop"} 1` + "\n",
+			want:   checkerHeader + `webchecker_probe_success{name="payments",namespace="shop",shard="a",zone="zone-1"} 1` + "\n",
 		},
 		"deleted (removed from the scheduler)": {
 			change: func(f *fakeSources) { f.states = f.states[:1] },
-			want:   checkerHeader + `webchecker_probe_success{name="payments",namespace="shop"} 1` + "\n",
+			want:   checkerHeader + `webchecker_probe_success{name="payments",namespace="shop",shard="a",zone="zone-1"} 1` + "\n",
 		},
 		"fenced: owns nothing": {
 			change: func(f *fakeSources) { clear(f.owned) },
@@ -192,7 +231,7 @@ webchecker_shard_fenced 1
 		},
 		"taken back": {
 			change: func(f *fakeSources) { f.owned[keyB] = true },
-			want:   checkerHeader + `webchecker_probe_success{name="payments",namespace="shop"} 1` + "\n" + `webchecker_probe_success{name="search",namespace="shop"} 0` + "\n",
+			want:   checkerHeader + `webchecker_probe_success{name="payments",namespace="shop",shard="a",zone="zone-1"} 1` + "\n" + `webchecker_probe_success{name="search",namespace="shop",shard="a",zone="zone-1"} 0` + "\n",
 		},
 	}
 	for _, name := range []string{"lost to another replica", "taken back", "deleted (removed from the scheduler)", "fenced: owns nothing"} {
@@ -279,10 +318,10 @@ func TestMetricNamesLint(t *testing.T) {
 
 func TestRegisterTwiceFails(t *testing.T) {
 	_, src, reg := newRegistered(t)
-	err := metrics.New().Register(reg, src, src, nil)
+	err := metrics.New().Register(reg, src, src, nil, nil)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "registering metrics")
-	assert.Error(t, metrics.New().Register(prometheus.NewRegistry(), nil, src, nil))
+	assert.Error(t, metrics.New().Register(prometheus.NewRegistry(), nil, src, nil, nil))
 }
 
 // TestExpiringCertificateIsNoProbeFailure: a server that answers as
@@ -305,8 +344,8 @@ func TestExpiringCertificateIsNoProbeFailure(t *testing.T) {
 				owned:  map[types.NamespacedName]bool{keyA: true},
 			}
 			reg := prometheus.NewPedanticRegistry()
-			require.NoError(t, metrics.New().Register(reg, src, src, nil))
-			want := fmt.Sprintf("%swebchecker_probe_success{name=\"payments\",namespace=\"shop\"} %g\n", checkerHeader, tc.want)
+			require.NoError(t, metrics.New().Register(reg, src, src, nil, nil))
+			want := fmt.Sprintf("%swebchecker_probe_success{name=\"payments\",namespace=\"shop\",shard=\"\",zone=\"\"} %g\n", checkerHeader, tc.want)
 			assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "webchecker_probe_success"))
 		})
 	}

@@ -151,7 +151,13 @@ func chartManagerArgs(t *testing.T, deployment appsv1.Deployment, podName string
 			downward[env.Name] = env.ValueFrom.FieldRef.FieldPath
 		}
 	}
-	require.Equal(t, map[string]string{"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace"}, downward)
+	// POD_ZONE (the pod's zone label) is read from the environment, not
+	// from an argument: the process here runs without it, as a pod whose
+	// cluster does not copy the node's zone onto pods.
+	require.Equal(t, map[string]string{
+		"POD_NAME": "metadata.name", "POD_NAMESPACE": "metadata.namespace",
+		"POD_ZONE": "metadata.labels['topology.kubernetes.io/zone']",
+	}, downward)
 	expand := strings.NewReplacer("$(POD_NAME)", podName, "$(POD_NAMESPACE)", deployment.Namespace)
 	var args []string
 	for _, arg := range container.Args {

@@ -33,11 +33,12 @@ const (
 )
 
 // promqlVariables replace the dashboards' template variables: the checker
-// variables name a checker of the test, the replica variable matches every
-// replica, and Grafana's intervals are windows that hold a few scrapes.
+// variables name the checker of the test probed from three vantage points,
+// the replica variable matches every replica, and Grafana's intervals are
+// windows that hold a few scrapes.
 var promqlVariables = strings.NewReplacer(
 	"$namespace", promqlNamespace,
-	"$name", "healthy-0",
+	"$name", "quorum-0",
 	"$instance", ".*",
 	"$__rate_interval", "30s",
 	"$__range", "1m",
@@ -57,13 +58,14 @@ type promqlExpression struct {
 }
 
 // TestChartPromQLAgainstPrometheus runs every PromQL expression of the
-// chart, those of its PrometheusRule (every group on) and of its Grafana
-// dashboards, against the real Prometheus of the metrics end-to-end test
-// (framework.StartFleet: three manager replicas, scraped every second, here
-// also evaluating the chart's rules) once it has scraped healthy, broken and
-// https checkers: each must run, and every metric it names must have a
-// series, so that an expression naming a metric that does not exist (a typo,
-// or a metric no code exports) fails.
+// chart, those of its PrometheusRule (every group and optional rule on) and
+// of its Grafana dashboards, against the real Prometheus of the metrics
+// end-to-end test (framework.StartFleet: three manager replicas, scraped
+// every second, here also evaluating the chart's rules) once it has scraped
+// healthy, broken and https checkers, and one probed from three vantage
+// points: each must run, and every metric it names must have a series, so
+// that an expression naming a metric that does not exist (a typo, or a
+// metric no code exports) fails.
 func TestChartPromQLAgainstPrometheus(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -78,9 +80,10 @@ func TestChartPromQLAgainstPrometheus(t *testing.T) {
 		require.NoError(t, c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
 	}
 
-	// The chart's rules, as Prometheus loads a PrometheusRule's spec.
+	// The chart's rules, as Prometheus loads a PrometheusRule's spec, the
+	// optional WebCheckerDownFromZones included.
 	dir := t.TempDir()
-	spec := renderedRules(t, map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}})
+	spec := renderedRules(t, downFromZonesValues(nil))
 	rules, err := yaml.Marshal(spec)
 	require.NoError(t, err)
 	rulesPath := filepath.Join(dir, "rules.yaml")
@@ -104,59 +107,23 @@ func TestChartPromQLAgainstPrometheus(t *testing.T) {
 	}()
 	prom := fleet.Prometheus
 
-	// Checkers of every kind the expressions look at: up, down (500), and
-	// https (a certificate expiry).
-	healthy, broken, secure := framework.NewTarget(), framework.NewTarget(), framework.NewTLSTarget()
-	for _, target := range []*framework.Target{healthy, broken, secure} {
-		defer target.Close()
-	}
-	broken.SetStatus(http.StatusInternalServerError)
-	checkers := map[string]*framework.Target{"healthy-0": healthy, "healthy-1": healthy, "broken-0": broken, "https-0": secure}
-	for name, target := range checkers {
-		wc := &webcheckerv1alpha1.WebChecker{
-			ObjectMeta: metav1.ObjectMeta{Namespace: promqlNamespace, Name: name},
-			Spec: webcheckerv1alpha1.WebCheckerSpec{
-				Host:     target.URL(),
-				Path:     "/" + name,
-				Interval: &metav1.Duration{Duration: promqlInterval},
-				Timeout:  &metav1.Duration{Duration: time.Second},
-			},
-		}
-		if target == secure {
-			wc.Spec.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true}
-		}
-		if name == "healthy-1" {
-			// Its own objective: webchecker_slo_objective exists.
-			wc.Labels = map[string]string{webcheckerv1alpha1.SLOObjectiveLabel: "0.999"}
-		}
-		require.NoError(t, c.Create(ctx, wc))
-	}
+	checkers, probeSeries := createPromQLCheckers(ctx, t, c)
 
 	// Scraped, and the rules evaluated over it: every checker has its
-	// availability over the longest window, the https one its expiry, and
-	// the rate() windows hold a few scrapes.
+	// quorum state and its availability over the longest window, every
+	// vantage point its probe series, the https checker its expiry, and the
+	// rate() windows hold a few scrapes.
 	ready := map[string]float64{
-		`count(webchecker_probe_success{namespace="` + promqlNamespace + `"})`:                         float64(len(checkers)),
-		`count(webchecker_probe_ssl_earliest_cert_expiry{namespace="` + promqlNamespace + `"})`:        1,
-		`count(webchecker_slo_objective{namespace="` + promqlNamespace + `"})`:                         1,
-		`count(webchecker:probe_availability:ratio_rate30d{namespace="` + promqlNamespace + `"} >= 0)`: float64(len(checkers)),
+		`count(webchecker_probe_success{namespace="` + promqlNamespace + `"})`:                                    float64(probeSeries),
+		`count(webchecker_ready{namespace="` + promqlNamespace + `"})`:                                            float64(checkers),
+		`count(count by (shard) (webchecker_probe_success{namespace="` + promqlNamespace + `",name="quorum-0"}))`: 3,
+		`count(webchecker_probe_ssl_earliest_cert_expiry{namespace="` + promqlNamespace + `"})`:                   1,
+		`count(webchecker_slo_objective{namespace="` + promqlNamespace + `"})`:                                    1,
+		`count(webchecker:probe_availability:ratio_rate30d{namespace="` + promqlNamespace + `"} >= 0)`:            float64(checkers),
 		`count(up == 1)`: 3,
 		`min(count_over_time(webchecker_probe_success{namespace="` + promqlNamespace + `"}[30s])) >= bool 20`: 1,
 	}
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		pending := map[string]string{}
-		for expr, want := range ready {
-			if v, ok, err := prom.Scalar(ctx, expr); err != nil || !ok || v != want {
-				pending[expr] = fmt.Sprintf("%s, want %v", scalarOr(prom, expr), want)
-			}
-		}
-		if len(pending) == 0 {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "never scraped every checker: %v", pending)
-		time.Sleep(500 * time.Millisecond)
-	}
+	waitForScalars(ctx, t, prom, ready)
 
 	// The check itself: an expression naming a metric that does not exist
 	// fails, even where it returns data.
@@ -177,6 +144,68 @@ func TestChartPromQLAgainstPrometheus(t *testing.T) {
 			}
 			t.Logf("%d samples: %s", samples, expr)
 		})
+	}
+}
+
+// createPromQLCheckers creates the checkers of TestChartPromQLAgainstPrometheus,
+// of every kind the expressions look at: up, down (500), https (a
+// certificate expiry), and up from three vantage points (every replica
+// exports its probe series, with its shard). It returns how many checkers
+// it created, and how many webchecker_probe_success series they have: one
+// per vantage point.
+func createPromQLCheckers(ctx context.Context, t *testing.T, c client.Client) (checkers, probeSeries int) {
+	t.Helper()
+	healthy, broken, secure := framework.NewTarget(), framework.NewTarget(), framework.NewTLSTarget()
+	for _, target := range []*framework.Target{healthy, broken, secure} {
+		t.Cleanup(target.Close)
+	}
+	broken.SetStatus(http.StatusInternalServerError)
+	targets := map[string]*framework.Target{"healthy-0": healthy, "healthy-1": healthy, "broken-0": broken, "https-0": secure, "quorum-0": healthy}
+	vantagePoints := map[string]int32{"quorum-0": 3}
+	for name, target := range targets {
+		wc := &webcheckerv1alpha1.WebChecker{
+			ObjectMeta: metav1.ObjectMeta{Namespace: promqlNamespace, Name: name},
+			Spec: webcheckerv1alpha1.WebCheckerSpec{
+				Host:     target.URL(),
+				Path:     "/" + name,
+				Interval: &metav1.Duration{Duration: promqlInterval},
+				Timeout:  &metav1.Duration{Duration: time.Second},
+			},
+		}
+		if target == secure {
+			wc.Spec.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true}
+		}
+		if name == "healthy-1" {
+			// Its own objective: webchecker_slo_objective exists.
+			wc.Labels = map[string]string{webcheckerv1alpha1.SLOObjectiveLabel: "0.999"}
+		}
+		probeSeries++
+		if k, ok := vantagePoints[name]; ok {
+			wc.Spec.VantagePoints = &k
+			probeSeries += int(k) - 1
+		}
+		require.NoError(t, c.Create(ctx, wc))
+	}
+	return len(targets), probeSeries
+}
+
+// waitForScalars waits up to 90s until every expression of want returns its
+// value, and fails the test naming those that never do.
+func waitForScalars(ctx context.Context, t *testing.T, prom *framework.Prometheus, want map[string]float64) {
+	t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		pending := map[string]string{}
+		for expr, value := range want {
+			if v, ok, err := prom.Scalar(ctx, expr); err != nil || !ok || v != value {
+				pending[expr] = fmt.Sprintf("%s, want %v", scalarOr(prom, expr), value)
+			}
+		}
+		if len(pending) == 0 {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "never scraped every checker: %v", pending)
+		time.Sleep(500 * time.Millisecond)
 	}
 }
 

@@ -90,10 +90,14 @@ func TestChartDefaults(t *testing.T) {
 		"--health-probe-bind-address=:8081",
 		"--zap-log-level=info",
 	}, c.Args)
-	require.Len(t, c.Env, 3)
-	assert.Equal(t, "GOMEMLIMIT", c.Env[2].Name)
-	assert.Equal(t, "limits.memory", c.Env[2].ValueFrom.ResourceFieldRef.Resource, "the Go heap limit follows the memory limit")
-	for i, want := range map[int][2]string{0: {"POD_NAME", "metadata.name"}, 1: {"POD_NAMESPACE", "metadata.namespace"}} {
+	require.Len(t, c.Env, 4)
+	assert.Equal(t, "GOMEMLIMIT", c.Env[3].Name)
+	assert.Equal(t, "limits.memory", c.Env[3].ValueFrom.ResourceFieldRef.Resource, "the Go heap limit follows the memory limit")
+	for i, want := range map[int][2]string{
+		0: {"POD_NAME", "metadata.name"},
+		1: {"POD_NAMESPACE", "metadata.namespace"},
+		2: {"POD_ZONE", "metadata.labels['topology.kubernetes.io/zone']"},
+	} {
 		assert.Equal(t, want[0], c.Env[i].Name)
 		require.NotNil(t, c.Env[i].ValueFrom)
 		assert.Equal(t, want[1], c.Env[i].ValueFrom.FieldRef.FieldPath, "%s comes from the downward API", want[0])
@@ -118,10 +122,15 @@ func TestChartDefaults(t *testing.T) {
 	assert.Equal(t, int64(65532), *pod.SecurityContext.RunAsUser)
 	assert.Equal(t, corev1.SeccompProfileTypeRuntimeDefault, pod.SecurityContext.SeccompProfile.Type)
 
-	require.Len(t, pod.TopologySpreadConstraints, 1)
-	spread := pod.TopologySpreadConstraints[0]
-	assert.Equal(t, "kubernetes.io/hostname", spread.TopologyKey)
-	assert.Equal(t, selector, spread.LabelSelector.MatchLabels)
+	// Across zones first (quorum probing needs replicas in several), then
+	// nodes; neither blocks scheduling.
+	require.Len(t, pod.TopologySpreadConstraints, 2)
+	for i, key := range []string{"topology.kubernetes.io/zone", "kubernetes.io/hostname"} {
+		spread := pod.TopologySpreadConstraints[i]
+		assert.Equal(t, key, spread.TopologyKey)
+		assert.Equal(t, corev1.ScheduleAnyway, spread.WhenUnsatisfiable)
+		assert.Equal(t, selector, spread.LabelSelector.MatchLabels)
+	}
 
 	pdb := renderedAs[policyv1.PodDisruptionBudget](t, r, "PodDisruptionBudget", "webchecker")
 	assert.Equal(t, intstr.FromInt32(1), *pdb.Spec.MaxUnavailable)
@@ -233,12 +242,12 @@ func TestChartValues(t *testing.T) {
 				assert.Equal(t, []string{"webchecker", "webchecker-availability", "webchecker-slo", "webchecker-operator"}, names, "every group is on by default")
 				alert := ruleGroups(spec)[0]["rules"].([]any)[0].(map[string]any)
 				assert.Equal(t, "WebCheckerDown", alert["alert"])
-				assert.Equal(t, "max by (namespace, name) (max_over_time(webchecker_probe_success[1m])) == 0", alert["expr"])
+				assert.Equal(t, "max by (namespace, name) (max_over_time(webchecker_ready[1m])) == 0", alert["expr"])
 				assert.Equal(t, "10m", alert["for"])
 				assert.Equal(t, map[string]any{"severity": "warning"}, alert["labels"])
 				cert := ruleGroups(spec)[0]["rules"].([]any)[1].(map[string]any)
 				assert.Equal(t, "WebCheckerCertificateExpiring", cert["alert"])
-				assert.Equal(t, "max by (namespace, name) (max_over_time(webchecker_probe_ssl_earliest_cert_expiry[1m])) - time() < 604800", cert["expr"])
+				assert.Equal(t, "min by (namespace, name) (max_over_time(webchecker_probe_ssl_earliest_cert_expiry[1m])) - time() < 604800", cert["expr"])
 				assert.Equal(t, "15m", cert["for"])
 				assert.Equal(t, map[string]any{"severity": "info"}, cert["labels"])
 				for _, alert := range []string{"WebCheckerDown", "WebCheckerCertificateExpiring", "WebCheckerErrorBudgetBurning", "WebCheckerErrorBudgetBurningSlowly",
@@ -399,6 +408,18 @@ func TestChartValues(t *testing.T) {
 				assert.Equal(t, []string{"--allow-cidrs=192.0.2.0/24"}, flagsNamed(args, "--allow-cidrs"))
 			},
 		},
+		"zone given": {
+			values: map[string]any{"sharding": map[string]any{"zone": "eu-west-1a"}},
+			check: func(t *testing.T, r rendered) {
+				var zone []corev1.EnvVar
+				for _, env := range managerContainer(t, r).Env {
+					if env.Name == "POD_ZONE" {
+						zone = append(zone, env)
+					}
+				}
+				assert.Equal(t, []corev1.EnvVar{{Name: "POD_ZONE", Value: "eu-west-1a"}}, zone, "a given zone replaces the pod's label")
+			},
+		},
 		"no proxy by default": {
 			values: map[string]any{"proxy": map[string]any{"url": "", "urlSecretRef": map[string]any{}, "noProxy": []any{}}},
 			check: func(t *testing.T, r rendered) {
@@ -534,6 +555,7 @@ func TestChartSchemaRejectsBadValues(t *testing.T) {
 		"metric labels as a string": {map[string]any{"manager": map[string]any{"metricLabelsAllowlist": "team,severity"}}, "/manager/metricLabelsAllowlist"},
 		"not a label name":          {map[string]any{"manager": map[string]any{"metricLabelsAllowlist": []any{"on call"}}}, "/manager/metricLabelsAllowlist/0"},
 		"misspelt dashboards key":   {map[string]any{"dashboards": map[string]any{"enable": true}}, "'enable' not allowed"},
+		"zone not a label value":    {map[string]any{"sharding": map[string]any{"zone": "eu west"}}, "/sharding/zone"},
 		"proxy URL with a password": {map[string]any{"proxy": map[string]any{"url": "http://user:secret@proxy.internal:3128"}}, "/proxy/url"},
 		"proxy URL without scheme":  {map[string]any{"proxy": map[string]any{"url": "proxy.internal:3128"}}, "/proxy/url"},
 		"SOCKS proxy":               {map[string]any{"proxy": map[string]any{"url": "socks5://proxy.internal:1080"}}, "/proxy/url"},
@@ -646,162 +668,4 @@ func TestChartAggregatedRolesMatchConfig(t *testing.T) {
 		assert.Nil(t, off.find("ClusterRole", obj.GetName()), "rbac.aggregateToDefaultRoles=false still renders %s", obj.GetName())
 	}
 	assert.NotNil(t, off.find("ClusterRole", "webchecker-manager"), "the manager's role stays")
-}
-
-// TestChartRulesKeepMetricLabels checks that with
-// manager.metricLabelsAllowlist the rules aggregate by the label_<name>
-// labels too, so that the alerts carry them for Alertmanager's routing:
-// WebCheckerDown directly, the burn-rate alerts through the availability
-// recording rules.
-func TestChartRulesKeepMetricLabels(t *testing.T) {
-	values := map[string]any{
-		"manager": map[string]any{"metricLabelsAllowlist": []any{"team", "app.kubernetes.io/part-of"}},
-		"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}},
-	}
-	spec := renderedRules(t, values)
-	down := ruleGroups(spec)[0]["rules"].([]any)[0].(map[string]any)
-	assert.Equal(t, "max by (namespace, name, label_team, label_app_kubernetes_io_part_of) (max_over_time(webchecker_probe_success[1m])) == 0", down["expr"])
-
-	const unitTest = `
-rule_files: [rules.yaml]
-evaluation_interval: 1m
-tests:
-  - interval: 1m
-    input_series:
-      - series: 'webchecker_probe_success{namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop",instance="a"}'
-        values: '0x10'
-      - series: 'webchecker_probes_total{namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop",instance="a",result="success"}'
-        values: '0x10'
-      - series: 'webchecker_probes_total{namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop",instance="a",result="failure"}'
-        values: '0+60x10'
-      # No team label: it has none in Prometheus either.
-      - series: 'webchecker_probe_success{namespace="shop",name="search",instance="a"}'
-        values: '0x10'
-    promql_expr_test:
-      - expr: ALERTS{alertname="WebCheckerDown",alertstate="firing"}
-        eval_time: 6m
-        exp_samples:
-          - labels: 'ALERTS{alertname="WebCheckerDown",alertstate="firing",severity="warning",namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop"}'
-            value: 1
-          - labels: 'ALERTS{alertname="WebCheckerDown",alertstate="firing",severity="warning",namespace="shop",name="search"}'
-            value: 1
-      - expr: webchecker:probe_availability:ratio_rate5m
-        eval_time: 10m
-        exp_samples:
-          - labels: 'webchecker:probe_availability:ratio_rate5m{namespace="shop",name="payments",label_team="payments",label_app_kubernetes_io_part_of="shop"}'
-            value: 0
-`
-	promtoolRuleTestWith(t, values, unitTest)
-}
-
-// TestChartWebCheckerDownAlert checks the PrometheusRule's rules with
-// promtool (from Debian's prometheus package): they are valid, and the
-// WebCheckerDown alert fires for a failing checker once `for` has passed,
-// and only for it.
-func TestChartWebCheckerDownAlert(t *testing.T) {
-	const unitTest = `
-rule_files: [rules.yaml]
-evaluation_interval: 1m
-tests:
-  - interval: 1m
-    input_series:
-      - series: 'webchecker_probe_success{namespace="shop",name="payments"}'
-        values: '0x10'
-      - series: 'webchecker_probe_success{namespace="shop",name="catalog"}'
-        values: '1x10'
-      # Down all along, but moved from one replica to another after 2m.
-      - series: 'webchecker_probe_success{namespace="shop",name="moved",instance="replica-a"}'
-        values: '0 0 0'
-      - series: 'webchecker_probe_success{namespace="shop",name="moved",instance="replica-b"}'
-        values: '_ _ _ 0x7'
-    # Failing from the start: pending, not firing, before 5m.
-    promql_expr_test:
-      - expr: ALERTS{alertname="WebCheckerDown"}
-        eval_time: 4m
-        exp_samples:
-          - labels: 'ALERTS{alertname="WebCheckerDown",alertstate="pending",severity="warning",namespace="shop",name="payments"}'
-            value: 1
-          - labels: 'ALERTS{alertname="WebCheckerDown",alertstate="pending",severity="warning",namespace="shop",name="moved"}'
-            value: 1
-    alert_rule_test:
-      - eval_time: 4m
-        alertname: WebCheckerDown
-        exp_alerts: []
-      - eval_time: 6m
-        alertname: WebCheckerDown
-        exp_alerts:
-          - exp_labels: {severity: warning, namespace: shop, name: payments}
-            exp_annotations:
-              summary: WebChecker shop/payments is down
-              description: "Probes of WebChecker shop/payments have failed for 5m: kubectl describe webchecker -n shop payments"
-              runbook: RUNBOOK(WebCheckerDown)
-          - exp_labels: {severity: warning, namespace: shop, name: moved}
-            exp_annotations:
-              summary: WebChecker shop/moved is down
-              description: "Probes of WebChecker shop/moved have failed for 5m: kubectl describe webchecker -n shop moved"
-              runbook: RUNBOOK(WebCheckerDown)
-`
-	promtoolRuleTest(t, unitTest)
-}
-
-// TestChartCertificateExpiringAlert checks the WebCheckerCertificateExpiring
-// alert with promtool: it fires for a checker whose certificate chain
-// expires within 14 days once `for` has passed, also across a move between
-// replicas, and not for a certificate that is renewed or far from expiry.
-func TestChartCertificateExpiringAlert(t *testing.T) {
-	// Time starts at 0 in promtool: an expiry of 864960 is 10 days after
-	// 16m, when the alert is evaluated.
-	const unitTest = `
-rule_files: [rules.yaml]
-evaluation_interval: 1m
-tests:
-  - interval: 1m
-    input_series:
-      - series: 'webchecker_probe_ssl_earliest_cert_expiry{namespace="shop",name="payments"}'
-        values: '864960x20'
-      # 30 days out.
-      - series: 'webchecker_probe_ssl_earliest_cert_expiry{namespace="shop",name="catalog"}'
-        values: '2592000x20'
-      # Expiring, renewed after 5m.
-      - series: 'webchecker_probe_ssl_earliest_cert_expiry{namespace="shop",name="renewed"}'
-        values: '864960x5 31536000x15'
-      # Expiring all along, but moved from one replica to another after 2m.
-      - series: 'webchecker_probe_ssl_earliest_cert_expiry{namespace="shop",name="moved",instance="replica-a"}'
-        values: '864960 864960 864960'
-      - series: 'webchecker_probe_ssl_earliest_cert_expiry{namespace="shop",name="moved",instance="replica-b"}'
-        values: '_ _ _ 864960x17'
-      # Down: the server is up to WebCheckerDown, not to this alert.
-      - series: 'webchecker_probe_success{namespace="shop",name="payments"}'
-        values: '1x20'
-    # Expiring from the start: pending, not firing, before 15m.
-    promql_expr_test:
-      - expr: ALERTS{alertname="WebCheckerCertificateExpiring"}
-        eval_time: 14m
-        exp_samples:
-          - labels: 'ALERTS{alertname="WebCheckerCertificateExpiring",alertstate="pending",severity="warning",namespace="shop",name="payments"}'
-            value: 1
-          - labels: 'ALERTS{alertname="WebCheckerCertificateExpiring",alertstate="pending",severity="warning",namespace="shop",name="moved"}'
-            value: 1
-    alert_rule_test:
-      - eval_time: 14m
-        alertname: WebCheckerCertificateExpiring
-        exp_alerts: []
-      - eval_time: 16m
-        alertname: WebCheckerCertificateExpiring
-        exp_alerts:
-          - exp_labels: {severity: warning, namespace: shop, name: payments}
-            exp_annotations:
-              summary: The certificate of WebChecker shop/payments expires soon
-              description: "The certificate chain served to WebChecker shop/payments expires in 10d 0h 0m 0s, less than 14 days: kubectl describe webchecker -n shop payments"
-              runbook: RUNBOOK(WebCheckerCertificateExpiring)
-          - exp_labels: {severity: warning, namespace: shop, name: moved}
-            exp_annotations:
-              summary: The certificate of WebChecker shop/moved expires soon
-              description: "The certificate chain served to WebChecker shop/moved expires in 10d 0h 0m 0s, less than 14 days: kubectl describe webchecker -n shop moved"
-              runbook: RUNBOOK(WebCheckerCertificateExpiring)
-      - eval_time: 16m
-        alertname: WebCheckerDown
-        exp_alerts: []
-`
-	promtoolRuleTest(t, unitTest)
 }

@@ -11,7 +11,8 @@ import "testing"
 // TestChartAvailabilityRecordingRules checks the availability recording
 // rules: successful probes among all probes of a checker, over every window,
 // also for a checker whose counters moved to another replica (and started
-// over there).
+// over there), and for one probed from three vantage points, each with
+// counters of its own (labels shard and zone), one of them failing.
 func TestChartAvailabilityRecordingRules(t *testing.T) {
 	unitTest := `
 rule_files: [rules.yaml]
@@ -39,19 +40,34 @@ tests:
         values: '0+2x60'
       - series: 'webchecker_probes_total{namespace="shop",name="perfect",instance="a",result="failure"}'
         values: '0x60'
+      # Three vantage points (shard, zone), one failing every probe: two
+      # thirds of all its probes succeed.
+      - series: 'webchecker_probes_total{namespace="shop",name="quorum",instance="a",shard="a",zone="z1",result="success"}'
+        values: '0+1x60'
+      - series: 'webchecker_probes_total{namespace="shop",name="quorum",instance="a",shard="a",zone="z1",result="failure"}'
+        values: '0x60'
+      - series: 'webchecker_probes_total{namespace="shop",name="quorum",instance="b",shard="b",zone="z2",result="success"}'
+        values: '0+1x60'
+      - series: 'webchecker_probes_total{namespace="shop",name="quorum",instance="b",shard="b",zone="z2",result="failure"}'
+        values: '0x60'
+      - series: 'webchecker_probes_total{namespace="shop",name="quorum",instance="c",shard="c",zone="z3",result="success"}'
+        values: '0x60'
+      - series: 'webchecker_probes_total{namespace="shop",name="quorum",instance="c",shard="c",zone="z3",result="failure"}'
+        values: '0+1x60'
     promql_expr_test:
 ` + availabilityCases + `
 `
 	promtoolRuleTest(t, unitTest)
 }
 
-// availabilityCases expects 0.5 for steady and moved and 1 for perfect
-// from every availability recording rule at 60m.
+// availabilityCases expects 0.5 for steady and moved, 1 for perfect and
+// 2/3 for quorum (rounded: a third is no exact float) from every
+// availability recording rule at 60m.
 var availabilityCases = func() string {
 	var out string
 	for _, window := range []string{"5m", "30m", "1h", "6h", "1d", "3d", "30d"} {
 		out += `
-      - expr: webchecker:probe_availability:ratio_rate` + window + `
+      - expr: webchecker:probe_availability:ratio_rate` + window + `{name!="quorum"}
         eval_time: 60m
         exp_samples:
           - labels: 'webchecker:probe_availability:ratio_rate` + window + `{namespace="shop",name="steady"}'
@@ -59,7 +75,12 @@ var availabilityCases = func() string {
           - labels: 'webchecker:probe_availability:ratio_rate` + window + `{namespace="shop",name="moved"}'
             value: 0.5
           - labels: 'webchecker:probe_availability:ratio_rate` + window + `{namespace="shop",name="perfect"}'
-            value: 1`
+            value: 1
+      - expr: round(webchecker:probe_availability:ratio_rate` + window + `{name="quorum"}, 0.001)
+        eval_time: 60m
+        exp_samples:
+          - labels: '{namespace="shop",name="quorum"}'
+            value: 0.667`
 	}
 	return out
 }()

@@ -1,6 +1,8 @@
 package framework
 
 import (
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -17,7 +19,8 @@ type Hit struct {
 	Header http.Header
 }
 
-// Target is an HTTP server on 127.0.0.1 whose answer tests control and that
+// Target is an HTTP server on loopback (127.0.0.1 unless NewTargetAt says
+// otherwise) whose answer tests control and that
 // records every request it receives.
 type Target struct {
 	server *httptest.Server
@@ -34,6 +37,25 @@ func NewTarget() *Target {
 	t.status.Store(http.StatusOK)
 	t.server = httptest.NewServer(http.HandlerFunc(t.serve))
 	return t
+}
+
+// NewTargetAt starts a Target like NewTarget on another loopback address
+// of 127.0.0.0/8, such as 127.0.0.2 (a free port).
+func NewTargetAt(ip string) (*Target, error) {
+	if addr := net.ParseIP(ip); addr == nil || !addr.IsLoopback() {
+		return nil, fmt.Errorf("starting target: %q is no loopback address", ip)
+	}
+	l, err := net.Listen("tcp", net.JoinHostPort(ip, "0"))
+	if err != nil {
+		return nil, fmt.Errorf("starting target on %s: %w", ip, err)
+	}
+	t := &Target{}
+	t.status.Store(http.StatusOK)
+	t.server = httptest.NewUnstartedServer(http.HandlerFunc(t.serve))
+	_ = t.server.Listener.Close()
+	t.server.Listener = l
+	t.server.Start()
+	return t, nil
 }
 
 // NewTLSTarget starts a Target like NewTarget, serving HTTPS with a

@@ -55,6 +55,8 @@ type job struct {
 	key types.NamespacedName
 	rev uint64
 	due time.Time
+	// vantagePoints is the check's Check.VantagePoints, for Options.Owns.
+	vantagePoints int
 }
 
 // nextStepLocked drops stale items from the top of the heap and returns the
@@ -80,7 +82,7 @@ func (s *Scheduler) nextStepLocked(now time.Time) (st step, j job, wait time.Dur
 			return stepWait, job{}, top.due.Sub(now), time.Time{}
 		}
 		s.queue.pop()
-		j = job{key: top.key, rev: top.rev, due: top.due}
+		j = job{key: top.key, rev: top.rev, due: top.due, vantagePoints: e.check.VantagePoints}
 		if f := s.flights[top.key]; f != nil {
 			if f.rev != e.rev {
 				// A cancelled probe of an older revision is still winding
@@ -158,7 +160,7 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
 				log.Info("Skipping probe, previous probe still running", "checker", j.key, "due", j.due, "next", next)
 			}
 		case stepDispatch:
-			if !s.owns(j.key) {
+			if !s.owns(j.key, j.vantagePoints) {
 				s.skipNotOwned(j)
 				continue
 			}
@@ -167,7 +169,7 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
 				return // ctx done
 			}
 			// Waiting may have taken long: ask again right before probing.
-			if waited && !s.owns(j.key) {
+			if waited && !s.owns(j.key, j.vantagePoints) {
 				s.sem.Release(1)
 				s.skipNotOwned(j)
 				continue

@@ -357,23 +357,24 @@ type switchOwner struct {
 	asked atomic.Int64
 }
 
-func (o *switchOwner) Owns(types.NamespacedName) bool {
+func (o *switchOwner) Owns(types.NamespacedName, int) bool {
 	o.asked.Add(1)
 	return o.owns.Load()
 }
 
 // recordingOwner owns everything and records which keys it was asked
-// about. The dispatcher asks right before each probe, synchronously, so once
-// it sleeps again every due key has been asked about.
+// about, with the vantage points asked for. The dispatcher asks right
+// before each probe, synchronously, so once it sleeps again every due key
+// has been asked about.
 type recordingOwner struct {
 	mu    sync.Mutex
-	asked map[types.NamespacedName]bool
+	asked map[types.NamespacedName]int
 }
 
-func (o *recordingOwner) Owns(key types.NamespacedName) bool {
+func (o *recordingOwner) Owns(key types.NamespacedName, vantagePoints int) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	o.asked[key] = true
+	o.asked[key] = vantagePoints
 	return true
 }
 

@@ -57,7 +57,7 @@ func TestOwnershipAskedRightBeforeTheProbe(t *testing.T) {
 	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
 		o.Rand = zeroRand
 		o.Workers = 1
-		o.Owns = func(key types.NamespacedName) bool {
+		o.Owns = func(key types.NamespacedName, _ int) bool {
 			if key == b.Key {
 				askedB.Add(1)
 				return owned.Load()

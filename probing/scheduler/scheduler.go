@@ -44,12 +44,16 @@ type Check struct {
 	Interval time.Duration
 	// Target is what to probe.
 	Target probing.Target
+	// VantagePoints is how many replicas probe the check (see the
+	// WebChecker's spec.vantagePoints); Options.Owns is asked with it.
+	// Values below 1 mean 1.
+	VantagePoints int
 }
 
 // equal reports whether c and o describe the same check: an Upsert of an
 // equal check is a no-op.
 func (c Check) equal(o Check) bool {
-	return c.Key == o.Key && c.Generation == o.Generation && c.Interval == o.Interval && c.Target.Equal(o.Target)
+	return c.Key == o.Key && c.Generation == o.Generation && c.Interval == o.Interval && c.VantagePoints == o.VantagePoints && c.Target.Equal(o.Target)
 }
 
 // Outcome is the result of the latest completed probe of a check.
@@ -94,11 +98,12 @@ type Options struct {
 	// [0, min(InitialJitter, Interval/4)). Zero means DefaultInitialJitter; a
 	// negative value disables the jitter (first probe at once).
 	InitialJitter time.Duration
-	// Owns reports whether this replica probes key right now. It is called
+	// Owns reports whether this replica probes key, whose check asks for
+	// vantagePoints replicas (Check.VantagePoints), right now. It is called
 	// right before each probe, without any scheduler lock held, and must be
 	// cheap and safe for concurrent use. A check that is not owned is not
 	// probed but stays scheduled. Nil means every check is owned.
-	Owns func(key types.NamespacedName) bool
+	Owns func(key types.NamespacedName, vantagePoints int) bool
 	// Notify is called by the worker after it stored an Outcome that differs
 	// from the previous one (or is the first one) for key. It is called
 	// without any scheduler lock held and may block, for example on a
@@ -149,6 +154,8 @@ type ProbeCounts struct {
 type CheckState struct {
 	// Key identifies the checker object.
 	Key types.NamespacedName
+	// VantagePoints is the check's Check.VantagePoints.
+	VantagePoints int
 	// Outcome is the latest stored outcome; valid only when HasOutcome.
 	Outcome    Outcome
 	HasOutcome bool
@@ -165,7 +172,7 @@ type Scheduler struct {
 	workers  int
 	clock    clock.WithTicker
 	jitter   time.Duration // <= 0: no jitter
-	owns     func(key types.NamespacedName) bool
+	owns     func(key types.NamespacedName, vantagePoints int) bool
 	notify   func(ctx context.Context, key types.NamespacedName)
 	observer Observer
 	log      logr.Logger
@@ -218,7 +225,7 @@ func New(opts Options) (*Scheduler, error) {
 		opts.Phase = HashPhase
 	}
 	if opts.Owns == nil {
-		opts.Owns = func(types.NamespacedName) bool { return true }
+		opts.Owns = func(types.NamespacedName, int) bool { return true }
 	}
 	return &Scheduler{
 		prober:   opts.Prober,
@@ -320,7 +327,7 @@ func (s *Scheduler) Snapshot() []CheckState {
 	defer s.mu.Unlock()
 	states := make([]CheckState, 0, len(s.checks))
 	for key, e := range s.checks {
-		states = append(states, CheckState{Key: key, Outcome: e.outcome, HasOutcome: e.hasOutcome, Counts: e.counts})
+		states = append(states, CheckState{Key: key, VantagePoints: e.check.VantagePoints, Outcome: e.outcome, HasOutcome: e.hasOutcome, Counts: e.counts})
 	}
 	return states
 }

@@ -119,17 +119,22 @@ func TestIntervalsHonoured(t *testing.T) {
 	assert.Equal(t, t0.Add(120*time.Second), h.prober.allCalls()[9].At)
 }
 
-// 2. The first probes of many checks added at once are spread by jitter.
+// 2. The first probes of many checks added at once are spread by jitter;
+// Owns is asked about each with the check's vantage points.
 func TestInitialJitterSpreadsFirstProbes(t *testing.T) {
 	const n = 100
-	own := &recordingOwner{asked: map[types.NamespacedName]bool{}}
+	own := &recordingOwner{asked: map[types.NamespacedName]int{}}
 	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
 		o.InitialJitter = time.Second
 		o.Owns = own.Owns
 		o.Logger = logr.Discard()
 	})
+	vantagePoints := map[types.NamespacedName]int{}
 	for i := range n {
-		h.s.Upsert(checkN(i, 1, time.Hour, "v1"))
+		c := checkN(i, 1, time.Hour, "v1")
+		c.VantagePoints = 1 + i%5
+		vantagePoints[c.Key] = c.VantagePoints
+		h.s.Upsert(c)
 	}
 	h.start()
 
@@ -153,6 +158,9 @@ func TestInitialJitterSpreadsFirstProbes(t *testing.T) {
 		buckets[int64(d/(100*time.Millisecond))] = true
 	}
 	assert.GreaterOrEqual(t, len(buckets), 5, "first probes should spread over [0,1s): buckets %v", buckets)
+	own.mu.Lock()
+	defer own.mu.Unlock()
+	assert.Equal(t, vantagePoints, own.asked, "Owns is asked with each check's vantage points")
 }
 
 // The jitter is drawn from Options.Rand, bounded by InitialJitter.

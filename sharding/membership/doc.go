@@ -1,7 +1,8 @@
 // Package membership keeps track of which replicas are members of a ring.
 //
 // Every replica holds a coordination.k8s.io/v1 Lease of its own, named
-// after its shard id and labelled with the ring's name. Heartbeat creates
+// after its shard id and labelled with the ring's name (LabelRing) and,
+// when known, its zone (LabelZone; Zones reads them). Heartbeat creates
 // and renews that Lease, fences the replica (it stops probing and writing
 // status) when it cannot renew in time, signals every fencing change on a
 // channel (it calls nobody back), and on shutdown deletes the Lease, unless

@@ -4,14 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
+	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/validation"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
-	"k8s.io/client-go/tools/leaderelection/resourcelock"
 	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 )
@@ -38,6 +40,11 @@ type HeartbeatOptions struct {
 	ID string
 	// RingName is the value of the LabelRing label. Required.
 	RingName string
+	// Zone is this replica's zone, the value of the LabelZone label, which
+	// every creation and renewal of the Lease writes (and removes when
+	// Zone is empty, the zone unknown). It must be a valid label value.
+	// Optional.
+	Zone string
 	// LeaseDuration is written as leaseDurationSeconds (whole seconds, at
 	// least 1s). Default DefaultLeaseDuration.
 	LeaseDuration time.Duration
@@ -79,6 +86,9 @@ func (o *HeartbeatOptions) defaults() error {
 	if o.Namespace == "" || o.ID == "" || o.RingName == "" {
 		errs = append(errs, errors.New("Namespace, ID and RingName are required"))
 	}
+	if msgs := validation.IsValidLabelValue(o.Zone); len(msgs) > 0 {
+		errs = append(errs, fmt.Errorf("zone %q is not a valid label value: %s", o.Zone, strings.Join(msgs, "; ")))
+	}
 	if o.LeaseDuration < time.Second || o.LeaseDuration%time.Second != 0 {
 		errs = append(errs, fmt.Errorf("lease duration %s must be a whole number of seconds, at least 1s", o.LeaseDuration))
 	}
@@ -95,8 +105,8 @@ func (o *HeartbeatOptions) defaults() error {
 // Heartbeat keeps this replica's Lease alive. It is a controller-runtime
 // Runnable that runs on every replica.
 type Heartbeat struct {
-	opts HeartbeatOptions
-	lock *resourcelock.LeaseLock
+	opts  HeartbeatOptions
+	lease *leaseWriter
 	// fencingChanges has capacity 1: a pending signal stands for every
 	// change since it was sent.
 	fencingChanges chan struct{}
@@ -107,7 +117,7 @@ type Heartbeat struct {
 	fenceTimer clock.Timer // fences the replica at fenceAt(), unless renewed before
 	acquired   time.Time
 
-	// written is true while the lock holds the Lease as we last wrote it;
+	// written is true while lease holds the Lease as we last wrote it;
 	// only the Start goroutine uses it.
 	written bool
 }
@@ -122,11 +132,12 @@ func NewHeartbeat(opts HeartbeatOptions) (*Heartbeat, error) {
 		opts:           opts,
 		fenced:         true,
 		fencingChanges: make(chan struct{}, 1),
-		lock: &resourcelock.LeaseLock{
-			LeaseMeta:  metav1.ObjectMeta{Namespace: opts.Namespace, Name: opts.ID},
-			Client:     opts.Client,
-			LockConfig: resourcelock.ResourceLockConfig{Identity: opts.ID},
-			Labels:     map[string]string{LabelRing: opts.RingName},
+		lease: &leaseWriter{
+			client:    opts.Client,
+			namespace: opts.Namespace,
+			name:      opts.ID,
+			ringName:  opts.RingName,
+			zone:      opts.Zone,
 		},
 	}, nil
 }
@@ -238,35 +249,35 @@ func (h *Heartbeat) tryRenew(ctx context.Context, now time.Time) error {
 	if h.acquired.IsZero() {
 		h.acquired = now
 	}
-	record := resourcelock.LeaderElectionRecord{
-		HolderIdentity:       h.opts.ID,
-		LeaseDurationSeconds: int(h.opts.LeaseDuration / time.Second),
-		AcquireTime:          metav1.NewTime(h.acquired),
-		RenewTime:            metav1.NewTime(now),
+	spec := coordinationv1.LeaseSpec{
+		HolderIdentity:       ptr.To(h.opts.ID),
+		LeaseDurationSeconds: ptr.To(int32(h.opts.LeaseDuration / time.Second)),
+		AcquireTime:          ptr.To(metav1.NewMicroTime(h.acquired)),
+		RenewTime:            ptr.To(metav1.NewMicroTime(now)),
 	}
-	// The lock remembers the Lease (and its resourceVersion) from our last
-	// successful write, so a renewal is one update. Only when that failed
-	// (a conflict, the Lease deleted, the API unreachable) is it read again
-	// first, or created.
+	// The writer remembers the Lease (and its resourceVersion) from our
+	// last successful write, so a renewal is one update. Only when that
+	// failed (a conflict, the Lease deleted, the API unreachable) is it
+	// read again first, or created. The writer's errors name the request.
 	if h.written {
-		if err := h.lock.Update(ctx, record); err != nil {
+		if err := h.lease.update(ctx, spec); err != nil {
 			h.written = false
-			return fmt.Errorf("updating lease: %w", err)
+			return err
 		}
 		return nil
 	}
-	if _, _, err := h.lock.Get(ctx); err != nil {
+	if err := h.lease.get(ctx); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return fmt.Errorf("getting lease: %w", err)
+			return err
 		}
-		if err := h.lock.Create(ctx, record); err != nil {
-			return fmt.Errorf("creating lease: %w", err)
+		if err := h.lease.create(ctx, spec); err != nil {
+			return err
 		}
 		h.written = true
 		return nil
 	}
-	if err := h.lock.Update(ctx, record); err != nil {
-		return fmt.Errorf("updating lease: %w", err)
+	if err := h.lease.update(ctx, spec); err != nil {
+		return err
 	}
 	h.written = true
 	return nil

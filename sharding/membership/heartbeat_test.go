@@ -331,6 +331,7 @@ func TestHeartbeatOptionsAreValidated(t *testing.T) {
 		"no id":                       {func(o *membership.HeartbeatOptions) { o.ID = "" }, "required"},
 		"fractional lease duration":   {func(o *membership.HeartbeatOptions) { o.LeaseDuration = 1500 * time.Millisecond }, "whole number of seconds"},
 		"renew slower than the fence": {func(o *membership.HeartbeatOptions) { o.RenewInterval = 9 * time.Second }, "renew interval"},
+		"zone not a label value":      {func(o *membership.HeartbeatOptions) { o.Zone = "eu west/1" }, `zone "eu west/1" is not a valid label value`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -10,6 +10,10 @@ import (
 // LabelRing labels a Lease with the name of the ring it belongs to.
 const LabelRing = "test.network.io/ring"
 
+// LabelZone labels a Lease with the zone of the replica that holds it (its
+// --zone); a Lease without it is of a replica whose zone is unknown.
+const LabelZone = "test.network.io/zone"
+
 // Member is a ring member as described by its Lease.
 type Member struct {
 	// ID is the member's shard id (the Lease's holderIdentity).
@@ -77,4 +81,50 @@ func liveBy(leases []coordinationv1.Lease, now time.Time, expiry func(*coordinat
 	}
 	slices.Sort(ids)
 	return ids, nextExpiry
+}
+
+// Zones returns the zone each member of ids published on its Lease (the
+// LabelZone label of a Lease it holds), by id. Members whose zone is
+// unknown are left out; the result is nil when no zone is known. ids must
+// be sorted (as Live returns them). A Lease being deleted, or describing no
+// member, is ignored. Should a member hold several Leases, the one named
+// after it wins, else the first by name: the choice depends only on the
+// Leases, so every replica that sees them makes the same.
+func Zones(leases []coordinationv1.Lease, ids []string) map[string]string {
+	chosen := map[string]*coordinationv1.Lease{}
+	for i := range leases {
+		l := &leases[i]
+		if l.DeletionTimestamp != nil {
+			continue
+		}
+		m, ok := MemberOf(l)
+		if !ok {
+			continue
+		}
+		if _, found := slices.BinarySearch(ids, m.ID); !found {
+			continue
+		}
+		if prev, ok := chosen[m.ID]; !ok || preferredLease(l, prev, m.ID) {
+			chosen[m.ID] = l
+		}
+	}
+	var zones map[string]string
+	for id, l := range chosen {
+		if zone := l.Labels[LabelZone]; zone != "" {
+			if zones == nil {
+				zones = make(map[string]string, len(chosen))
+			}
+			zones[id] = zone
+		}
+	}
+	return zones
+}
+
+// preferredLease reports whether l rather than prev describes member id:
+// the Lease named after the member, else the first by name.
+func preferredLease(l, prev *coordinationv1.Lease, id string) bool {
+	if (l.Name == id) != (prev.Name == id) {
+		return l.Name == id
+	}
+	return l.Name < prev.Name
 }

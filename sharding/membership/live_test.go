@@ -1,6 +1,7 @@
 package membership_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -74,6 +75,51 @@ func TestLive(t *testing.T) {
 			got, next := membership.Live(tc.leases, tc.now)
 			assert.Equal(t, tc.want, got)
 			assert.Equal(t, tc.nextExpiry, next)
+		})
+	}
+}
+
+// zonedLease is a Lease named name, held by holder, in zone ("" leaves the
+// label out).
+func zonedLease(name, holder, zone string) coordinationv1.Lease {
+	l := lease(holder, t0, 10)
+	l.Name = name
+	if zone != "" {
+		l.Labels = map[string]string{membership.LabelZone: zone}
+	}
+	return l
+}
+
+func TestZones(t *testing.T) {
+	deleting := zonedLease("deleting", "deleting", "z")
+	deleting.DeletionTimestamp = ptr.To(metav1.NewTime(t0))
+	released := zonedLease("released", "", "z")
+	tests := map[string]struct {
+		leases []coordinationv1.Lease
+		ids    []string
+		want   map[string]string
+	}{
+		"no leases":             {ids: []string{"a"}},
+		"no zone known":         {leases: []coordinationv1.Lease{zonedLease("a", "a", "")}, ids: []string{"a"}},
+		"members of ids only":   {leases: []coordinationv1.Lease{zonedLease("a", "a", "x"), zonedLease("b", "b", "y")}, ids: []string{"a"}, want: map[string]string{"a": "x"}},
+		"unknown zones omitted": {leases: []coordinationv1.Lease{zonedLease("a", "a", "x"), zonedLease("b", "b", "")}, ids: []string{"a", "b"}, want: map[string]string{"a": "x"}},
+		"deleting and released leases ignored": {
+			leases: []coordinationv1.Lease{deleting, released, zonedLease("a", "a", "x")}, ids: []string{"a", "deleting"}, want: map[string]string{"a": "x"},
+		},
+		"the lease named after its holder wins": {
+			leases: []coordinationv1.Lease{zonedLease("a-old", "a", "old"), zonedLease("a", "a", "x"), zonedLease("0-first", "a", "first")},
+			ids:    []string{"a"}, want: map[string]string{"a": "x"},
+		},
+		"else the first by name": {
+			leases: []coordinationv1.Lease{zonedLease("b2", "a", "later"), zonedLease("b1", "a", "first")},
+			ids:    []string{"a"}, want: map[string]string{"a": "first"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			assert.Equal(t, tc.want, membership.Zones(tc.leases, tc.ids))
+			slices.Reverse(tc.leases)
+			assert.Equal(t, tc.want, membership.Zones(tc.leases, tc.ids), "in reverse order")
 		})
 	}
 }

@@ -2,11 +2,13 @@
 // (charts/webchecker/files/dashboards/*.json) from Go, with the Grafana
 // Foundation SDK's typed builders:
 //
-//   - webchecker-fleet.json: every checker at a glance, up and down by
-//     namespace, availability, latency percentiles and phases, certificates
-//     close to expiry, and checkers per replica;
+//   - webchecker-fleet.json: every checker at a glance, up and down (its
+//     quorum state, webchecker_ready) by namespace, availability, latency
+//     percentiles and phases, certificates close to expiry, checkers
+//     failing from some zones, and checkers owned and probed per replica;
 //   - webchecker-checker.json: one checker (namespace and name variables):
-//     success, latency, status code, transitions, certificate;
+//     its quorum state (Ready), and success, latency and status code by
+//     vantage point (legend: shard and zone), transitions, certificate;
 //   - webchecker-operator.json: the operator's own health: scheduler lag and
 //     probes in flight, status writes by result, ring members and
 //     rebalances, API client errors and reconcile errors.

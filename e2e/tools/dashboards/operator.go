@@ -40,8 +40,9 @@ func operator() *dashboard.DashboardBuilder {
 			q{`count(webchecker_shard_members)`, "replicas scraped"})).
 		WithPanel(timeseriesPanel("Rebalances", "Changes of the ring's membership seen by each replica; each moves checkers between replicas.", unitShort,
 			q{`sum by (instance) (increase(webchecker_shard_rebalances_total{` + operatorSelector + `}[$__rate_interval]))`, "{{instance}}"})).
-		WithPanel(timeseriesPanel("Checkers per replica", "WebCheckers each replica owns and probes.", unitShort,
-			q{`sum by (instance) (webchecker_shard_owned_checkers{` + operatorSelector + `})`, "{{instance}}"})).
+		WithPanel(timeseriesPanel("Checkers per replica", "WebCheckers each replica owns (it writes their status), and those it probes as one of their vantage points, the owned ones included.", unitShort,
+			q{`sum by (instance) (webchecker_shard_owned_checkers{` + operatorSelector + `})`, "{{instance}} owned"},
+			q{`sum by (instance) (webchecker_shard_probed_checkers{` + operatorSelector + `})`, "{{instance}} probed"})).
 		WithPanel(timeseriesPanel("Fenced replicas", "1 while a replica is fenced: it could not renew its Lease in time and probes nothing (WebCheckerReplicaFenced).", unitShort,
 			q{`max by (instance) (webchecker_shard_fenced{` + operatorSelector + `})`, "{{instance}}"}))
 }
