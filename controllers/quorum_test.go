@@ -112,21 +112,9 @@ func (q *quorumReplica) reconcile(t *testing.T, key types.NamespacedName) {
 // are live, and writes nothing while nothing changes.
 func TestQuorumFollowsTheMajority(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
-	ns := newElsewhereNamespace(t)
-	ring := &quorumRing{namespace: ns}
-	a, b, c, d := controllers.VantagePoint{Shard: "shard-a", Zone: "zone-a"}, controllers.VantagePoint{Shard: "shard-b", Zone: "zone-b"},
-		controllers.VantagePoint{Shard: "shard-c", Zone: "zone-c"}, controllers.VantagePoint{Shard: "shard-d", Zone: "zone-c"}
-	ring.setTo(a, b, c)
-	replicas := map[string]*quorumReplica{}
-	for _, vp := range []controllers.VantagePoint{a, b, c, d} {
-		replicas[vp.Shard] = newQuorumReplica(t, ctx, ring, vp.Shard)
-	}
-	wc := newChecker(ns, "quorum", "http://127.0.0.2:8080", "/")
-	wc.Spec.VantagePoints = ptr.To[int32](3)
-	require.NoError(t, k8sClient.Create(ctx, wc))
+	ring, replicas, wc := startQuorum(t)
 	key := client.ObjectKeyFromObject(wc)
+	a, b, d := quorumPoints["shard-a"], quorumPoints["shard-b"], quorumPoints["shard-d"]
 
 	// c cannot reach the target; a and b can. The owner (a) reports last.
 	replicas["shard-c"].probe(t, wc, false)
@@ -154,10 +142,44 @@ func TestQuorumFollowsTheMajority(t *testing.T) {
 	assert.Equal(t, rv, getChecker(t, key).ResourceVersion, "nothing changed, nothing written")
 
 	// b fails too: a majority fails, with the most common reason.
+	quorumFlips(t, ring, replicas, wc, a, b, d)
+}
+
+// quorumPoints are the vantage points of TestQuorumFollowsTheMajority: a,
+// b and c probe the checker at first, d (in c's zone) replaces c later.
+var quorumPoints = map[string]controllers.VantagePoint{
+	"shard-a": {Shard: "shard-a", Zone: "zone-a"}, "shard-b": {Shard: "shard-b", Zone: "zone-b"},
+	"shard-c": {Shard: "shard-c", Zone: "zone-c"}, "shard-d": {Shard: "shard-d", Zone: "zone-c"},
+}
+
+// startQuorum creates a checker with three vantage points, probed by
+// replicas a, b and c of a ring of its own.
+func startQuorum(t *testing.T) (*quorumRing, map[string]*quorumReplica, *webcheckerv1alpha1.WebChecker) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	ns := newElsewhereNamespace(t)
+	ring := &quorumRing{namespace: ns}
+	ring.setTo(quorumPoints["shard-a"], quorumPoints["shard-b"], quorumPoints["shard-c"])
+	replicas := map[string]*quorumReplica{}
+	for shard := range quorumPoints {
+		replicas[shard] = newQuorumReplica(t, ctx, ring, shard)
+	}
+	wc := newChecker(ns, "quorum", "http://127.0.0.2:8080", "/")
+	wc.Spec.VantagePoints = ptr.To[int32](3)
+	require.NoError(t, k8sClient.Create(ctx, wc))
+	return ring, replicas, wc
+}
+
+// quorumFlips goes on from a checker Ready True with 2 of 3 (c failing):
+// b fails too, c is replaced by d, a stays alone, and the checker goes back
+// to one vantage point.
+func quorumFlips(t *testing.T, ring *quorumRing, replicas map[string]*quorumReplica, wc *webcheckerv1alpha1.WebChecker, a, b, d controllers.VantagePoint) {
+	key := client.ObjectKeyFromObject(wc)
+	ctx := context.Background()
 	replicas["shard-b"].probe(t, wc, false)
 	replicas["shard-a"].reconcile(t, key)
-	got = getChecker(t, key)
-	ready = meta.FindStatusCondition(got.Status.Conditions, webcheckerv1alpha1.ConditionReady)
+	got := getChecker(t, key)
+	ready := meta.FindStatusCondition(got.Status.Conditions, webcheckerv1alpha1.ConditionReady)
 	assert.Equal(t, metav1.ConditionFalse, ready.Status)
 	assert.Equal(t, string(probing.ReasonEgressDenied), ready.Reason)
 	assert.True(t, strings.HasPrefix(ready.Message, "2 of 3 vantage points fail (zone-b: EgressDenied, zone-c: EgressDenied)"), ready.Message)

@@ -79,7 +79,7 @@ func TestSecureMetrics(t *testing.T) {
 		require.NoError(t, err)
 		return resp.StatusCode, string(body)
 	}
-	series := fmt.Sprintf(`webchecker_probe_success{name=%q,namespace=%q} 1`, checker, ns)
+	series := fmt.Sprintf(`webchecker_probe_success{name=%q,namespace=%q,shard="secure-0",zone=""} 1`, checker, ns)
 	tests := map[string]struct {
 		token    string
 		wantCode int

@@ -44,16 +44,19 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 // longer gap the caller accepts anyway (a replica that joins accepts what
 // a crash may cost: a lease duration). Otherwise it is probed at its next
 // grid point, which spares a probe its previous owner most likely made
-// already and a burst of catch-up probes.
+// already and a burst of catch-up probes. The decision rests on the grid
+// and unprobedSince alone, not on the turns skipped here: a replica that
+// started shortly before (its checks scheduled after the turn its
+// previous owner missed) has skipped none of them.
 //
-// A gained check whose first probe after its Upsert is still to come (it
-// was scheduled here shortly before, while another replica owned it: a
-// non-zero unprobedSince) is moved to its next grid point: it is not new,
-// its previous owner has probed it on that grid, and probing it at once
-// would probe it twice.
+// Otherwise, a gained check whose first probe after its Upsert is still
+// to come (it was scheduled here shortly before, while another replica
+// owned it: a non-zero unprobedSince) is moved to its next grid point: it
+// is not new, its previous owner has probed it on that grid, and probing
+// it at once would probe it twice.
 //
-// A zero unprobedSince, no turn skipped since then, an unknown key, a
-// probe in flight or one finished since Owns turned true (the ring is
+// A zero unprobedSince, no turn that can have been missed, an unknown key,
+// a probe in flight or one finished since Owns turned true (the ring is
 // published before its changes are reported): nothing else changes.
 func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time, tolerance time.Duration) {
 	s.mu.Lock()
@@ -68,12 +71,15 @@ func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time, to
 	var due time.Time
 	var why string
 	switch {
+	case makeUpNow(now, unprobedSince, e.interval, e.offset, tolerance):
+		// Decided from the grid, not from the turns skipped here: a check
+		// scheduled here shortly before (a replica that just started)
+		// has not skipped the turns its previous owner may have missed.
+		due, why = now.Add(s.jitterLocked(e.interval)), "a turn may have been missed: probed now"
+		e.skipped, e.onGrid = time.Time{}, false
 	case !e.onGrid && e.skipped.IsZero():
 		due, why = nextAfterSkip(now, e.interval, e.offset), "first probe here still to come: probed on its grid"
 		e.onGrid = true
-	case !e.skipped.Before(unprobedSince) && makeUpNow(now, unprobedSince, e.interval, e.offset, tolerance):
-		due, why = now.Add(s.jitterLocked(e.interval)), "a turn may have been missed: probed now"
-		e.skipped, e.onGrid = time.Time{}, false
 	default:
 		s.mu.Unlock()
 		return

@@ -218,8 +218,9 @@ func TestGainedMakesUpAMissedTurn(t *testing.T) {
 }
 
 // A check scheduled while another replica owned it, and gained before its
-// first (jittered) probe came due here, is probed on its grid, not at once
-// as a new check: its previous owner probed it on that grid.
+// first (jittered) probe came due here from a replica that stays (this one
+// joined: the gap it accepts is a lease duration), is probed on its grid,
+// not at once as a new check: its previous owner probed it on that grid.
 func TestGainedBeforeTheFirstProbeGoesOnTheGrid(t *testing.T) {
 	own := &switchOwner{}
 	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
@@ -234,7 +235,7 @@ func TestGainedBeforeTheFirstProbeGoesOnTheGrid(t *testing.T) {
 	h.settle()
 
 	own.owns.Store(true)
-	h.s.Gained(c.Key, t0, 0)
+	h.s.Gained(c.Key, t0, 10*time.Second)
 	h.step(2 * time.Second) // t0+2s: past the first probe's due time
 	h.settle()
 	require.Zero(t, h.prober.numCalls(), "probed at once as a new check")
@@ -255,4 +256,32 @@ func TestGainedAfterAProbeMakesNothingUp(t *testing.T) {
 	h.step(time.Second)
 	h.settle()
 	assert.Equal(t, 1, h.prober.numCalls(), "made up a turn after a probe")
+}
+
+// A check scheduled here shortly before (this replica just started), and
+// gained from a replica that died before a turn of its grid came, is
+// probed at once: this replica skipped none of the turns its previous
+// owner missed, since it did not have the check yet, but the grid says
+// that waiting would leave a gap of more than an interval and the
+// hand-over's length.
+func TestGainedFromADeadOwnerRightAfterTheUpsert(t *testing.T) {
+	own := &switchOwner{}
+	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
+		o.Rand = zeroRand
+		o.Phase = zeroPhase
+		o.Owns = own.Owns
+	})
+	h.start()
+	h.clock.Step(12 * time.Second) // t0+12s: the turn at t0+10s came before the check was scheduled here
+	c := checkN(0, 1, 10*time.Second, "v1")
+	h.s.Upsert(c) // its first (jittered) turn, skipped: not owned
+	h.settle()
+	require.Zero(t, h.prober.numCalls())
+
+	// The previous owner was last seen at t0+8s, before the turn at
+	// t0+10s, and has gone: waiting for t0+20s could leave 20 s unprobed.
+	own.owns.Store(true)
+	h.s.Gained(c.Key, t0.Add(8*time.Second), 0)
+	h.waitCalls(1)
+	assert.Equal(t, t0.Add(12*time.Second), h.prober.allCalls()[0].At, "made up at once")
 }
