@@ -188,6 +188,12 @@ func quorumFlips(t *testing.T, ring *quorumRing, replicas map[string]*quorumRepl
 	// c leaves, d joins: the owner removes c's entry; d has not reported,
 	// a succeeds and b fails, so there is no majority and Ready stays.
 	ring.setTo(a, b, d)
+	// The owner first holds its write back, waiting for the newcomer.
+	res, err := replicas["shard-a"].r.Reconcile(ctx, ctrl.Request{NamespacedName: key})
+	require.NoError(t, err)
+	assert.Positive(t, res.RequeueAfter, "the owner waits for the newcomer before it writes the quorum")
+	assert.NotNil(t, findEntry(getChecker(t, key), "shard-c"), "held back")
+	// Past the hold, it writes what it has.
 	replicas["shard-a"].reconcile(t, key)
 	got = getChecker(t, key)
 	assert.Nil(t, findEntry(got, "shard-c"), "the owner removes the entry of a replica that left")

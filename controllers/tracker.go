@@ -135,16 +135,24 @@ func (t *Tracker) track(key types.NamespacedName, generation int64, thresholds T
 // and no Ready condition stored: the grace from the first time it asked
 // (at now), zero once that has passed or when the checker is not tracked.
 func (t *Tracker) pendingWait(key types.NamespacedName, now time.Time, grace time.Duration) time.Duration {
+	return t.waitFrom(key, func(c *tracked) *time.Time { return &c.firstAsked }, now, grace)
+}
+
+// waitFrom is what is left of d at now, counted from the instant that
+// field picks in the checker's record, which the first call sets to now;
+// zero when the checker is not tracked.
+func (t *Tracker) waitFrom(key types.NamespacedName, field func(*tracked) *time.Time, now time.Time, d time.Duration) time.Duration {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.checkers[key]
 	if c == nil {
 		return 0
 	}
-	if c.firstAsked.IsZero() {
-		c.firstAsked = now
+	from := field(c)
+	if from.IsZero() {
+		*from = now
 	}
-	return max(0, c.firstAsked.Add(grace).Sub(now))
+	return max(0, from.Add(d).Sub(now))
 }
 
 // holdWait is how much longer the owner of the checker may hold back a
@@ -154,16 +162,7 @@ func (t *Tracker) pendingWait(key types.NamespacedName, now time.Time, grace tim
 // checker is not tracked. Call holdDone once every vantage point has
 // reported.
 func (t *Tracker) holdWait(key types.NamespacedName, now time.Time, hold time.Duration) time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	c := t.checkers[key]
-	if c == nil {
-		return 0
-	}
-	if c.holding.IsZero() {
-		c.holding = now
-	}
-	return max(0, c.holding.Add(hold).Sub(now))
+	return t.waitFrom(key, func(c *tracked) *time.Time { return &c.holding }, now, hold)
 }
 
 // holdDone ends what holdWait measures: the next write held back waits
