@@ -18,7 +18,8 @@ import (
 
 // Event reasons recorded when the Ready condition changes.
 const (
-	// EventReasonProbeSucceeded (Normal): Ready turned True.
+	// EventReasonProbeSucceeded (Normal): Ready turned True again after
+	// False (a first result that is True records no Event).
 	EventReasonProbeSucceeded = "ProbeSucceeded"
 	// EventReasonProbeFailed (Warning): Ready turned False.
 	EventReasonProbeFailed = "ProbeFailed"
@@ -143,17 +144,23 @@ func certificateCondition(o *scheduler.Outcome, target probing.Target) metav1.Co
 }
 
 // recordReadyChange records an Event when the Ready condition changed from
-// before to after in its status or its reason: one when it turns True, one
-// when it turns False, and one on every change of failure class while it
-// stays False. Nothing is recorded while neither changes (a new message of
-// the same failure class included).
+// before to after in its status or its reason: one when it turns False,
+// one on every change of failure class while it stays False, and one when
+// it turns True again after False (a recovery). A first result that is
+// True records nothing: it changes no known state, the condition says it,
+// and 10,000 checkers created at once would otherwise queue 10,000 Events
+// in every replica's memory and write them to the API server. Nothing is
+// recorded while neither changes (a new message of the same failure class
+// included).
 func (r *WebCheckerReconciler) recordReadyChange(wc *webcheckerv1alpha1.WebChecker, before, after metav1.Condition) {
 	if before.Status == after.Status && before.Reason == after.Reason {
 		return
 	}
 	switch after.Status {
 	case metav1.ConditionTrue:
-		r.event(wc, corev1.EventTypeNormal, EventReasonProbeSucceeded, "%s", after.Message)
+		if before.Status == metav1.ConditionFalse {
+			r.event(wc, corev1.EventTypeNormal, EventReasonProbeSucceeded, "%s", after.Message)
+		}
 	case metav1.ConditionFalse:
 		if before.Status == metav1.ConditionFalse {
 			r.event(wc, corev1.EventTypeWarning, EventReasonFailureChanged, "%s (was %s): %s", after.Reason, before.Reason, after.Message)
