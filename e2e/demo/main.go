@@ -5,7 +5,10 @@
 // WebCheckers for them (and a dns checker of the loopback DNS stub, and
 // CEL conditions on the healthy target) and the
 // shipped samples, runs the manager and shows `kubectl get webcheckers`
-// updating live. Two replicas share the checkers (see the SHARD column).
+// updating live. Three replicas, in zones a, b and c, share the checkers
+// (see the SHARD column); the one in zone c may not reach 127.0.0.2, where
+// the target of the quorum checker (vantagePoints: 3) listens, so that
+// checker is Ready with 2 of 3 (the QUORUM column).
 // Ctrl-C stops everything and leaves nothing running.
 //
 // Probes resolve names through a loopback DNS stub that knows no names, so
@@ -20,22 +23,26 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/egress"
 	"github.com/networkio/webchecker/probing/probetest"
 )
 
 func main() {
 	binDir := flag.String("bin-dir", "bin", "Directory holding the built manager (bin/manager).")
-	replicas := flag.Int("replicas", 2, "Number of manager replicas sharing the checkers.")
+	replicas := flag.Int("replicas", 3, "Number of manager replicas sharing the checkers (zones a, b, c, a, ...; the third may not reach 127.0.0.2).")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -73,34 +80,12 @@ func run(ctx context.Context, binDir string, replicas int) (err error) {
 	}
 	defer dns.Close()
 
-	healthy, broken, slow := framework.NewTarget(), framework.NewTarget(), framework.NewTarget()
-	broken.SetStatus(http.StatusInternalServerError)
-	slow.SetDelay(3 * time.Second)
-	flap := &http.Server{Handler: http.HandlerFunc(flapping), ReadHeaderTimeout: 5 * time.Second}
-	flapListener, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("starting the flapping target: %w", err)
-	}
-	go func() { _ = flap.Serve(flapListener) }()
-	defer func() {
-		healthy.Close()
-		broken.Close()
-		slow.Close()
-		_ = flap.Close()
-	}()
-	closed, err := framework.FreeLoopbackAddr()
+	manifest, stopTargets, err := startTargets(dns.Addr())
+	defer stopTargets()
 	if err != nil {
 		return err
 	}
-	banner, err := probetest.NewBannerServer(probetest.BannerOptions{Banner: "220 demo ESMTP ready\r\n", Close: true})
-	if err != nil {
-		return fmt.Errorf("starting the banner target: %w", err)
-	}
-	defer banner.Close()
-
 	say("applying WebCheckers")
-	manifest := fmt.Sprintf(demoManifests, healthy.URL(), broken.URL(), slow.URL(), flapListener.Addr().String(), closed,
-		"tcp://"+banner.Addr(), "dns://"+dns.Addr(), healthy.URL())
 	if _, err := cp.Kubectl(manifest, "apply", "-f", "-"); err != nil {
 		return err
 	}
@@ -118,21 +103,15 @@ func run(ctx context.Context, binDir string, replicas int) (err error) {
 		return fmt.Errorf("creating the manager log: %w", err)
 	}
 	defer logFile.Close()
-	for i := range replicas {
-		mgr, err := framework.StartManager(ctx, framework.ManagerOptions{
-			Binary:     filepath.Join(binDir, "manager"),
-			Kubeconfig: cp.KubeconfigPath,
-			ShardID:    fmt.Sprintf("demo-%d", i),
-			DNSServer:  dns.Addr(),
-			Output:     logFile,
-		})
-		if err != nil {
-			return err
-		}
-		defer func() {
+	managers, err := startReplicas(ctx, binDir, cp.KubeconfigPath, dns.Addr(), replicas, logFile)
+	defer func() {
+		for _, mgr := range managers {
 			say("stopping manager " + mgr.Options.ShardID)
 			err = errors.Join(err, mgr.Terminate(30*time.Second))
-		}()
+		}
+	}()
+	if err != nil {
+		return err
 	}
 
 	kubectl, err := framework.KubectlPath()
@@ -150,6 +129,77 @@ func run(ctx context.Context, binDir string, replicas int) (err error) {
 	}
 	fmt.Println()
 	return nil
+}
+
+// startTargets starts the servers the demo's checkers probe, all on
+// loopback, and returns the checkers' manifest and a function that stops
+// the servers (also those started before an error). dnsAddr is the DNS
+// stub the dns checker queries.
+func startTargets(dnsAddr string) (manifest string, stop func(), err error) {
+	var stops []func()
+	stop = func() {
+		for _, f := range stops {
+			f()
+		}
+	}
+	healthy, broken, slow := framework.NewTarget(), framework.NewTarget(), framework.NewTarget()
+	stops = append(stops, healthy.Close, broken.Close, slow.Close)
+	broken.SetStatus(http.StatusInternalServerError)
+	slow.SetDelay(3 * time.Second)
+	flap := &http.Server{Handler: http.HandlerFunc(flapping), ReadHeaderTimeout: 5 * time.Second}
+	flapListener, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", stop, fmt.Errorf("starting the flapping target: %w", err)
+	}
+	go func() { _ = flap.Serve(flapListener) }()
+	stops = append(stops, func() { _ = flap.Close() })
+	closed, err := framework.FreeLoopbackAddr()
+	if err != nil {
+		return "", stop, err
+	}
+	banner, err := probetest.NewBannerServer(probetest.BannerOptions{Banner: "220 demo ESMTP ready\r\n", Close: true})
+	if err != nil {
+		return "", stop, fmt.Errorf("starting the banner target: %w", err)
+	}
+	stops = append(stops, func() { _ = banner.Close() })
+	quorum, err := framework.NewTargetAt(deniedIP)
+	if err != nil {
+		return "", stop, err
+	}
+	stops = append(stops, quorum.Close)
+	manifest = fmt.Sprintf(demoManifests, healthy.URL(), broken.URL(), slow.URL(), flapListener.Addr().String(), closed,
+		"tcp://"+banner.Addr(), "dns://"+dnsAddr, healthy.URL(), quorum.URL())
+	return manifest, stop, nil
+}
+
+// deniedIP is the loopback address the third replica may not reach: the
+// quorum checker's target listens there.
+const deniedIP = "127.0.0.2"
+
+// startReplicas starts n manager replicas writing their logs to out, in
+// zones a, b, c, a, ...; the third may not reach deniedIP. It returns those
+// it started, also on error.
+func startReplicas(ctx context.Context, binDir, kubeconfig, dnsAddr string, n int, out io.Writer) ([]*framework.Manager, error) {
+	var managers []*framework.Manager
+	for i := range n {
+		args := []string{"--zone=zone-" + string(rune('a'+i%3))}
+		if i == 2 {
+			args = append(args, "--deny-cidrs="+strings.Join(append(slices.Clone(egress.DefaultDenyCIDRs), deniedIP+"/32"), ","))
+		}
+		mgr, err := framework.StartManager(ctx, framework.ManagerOptions{
+			Binary:     filepath.Join(binDir, "manager"),
+			Kubeconfig: kubeconfig,
+			ShardID:    fmt.Sprintf("demo-%d", i),
+			DNSServer:  dnsAddr,
+			Args:       args,
+			Output:     out,
+		})
+		if err != nil {
+			return managers, err
+		}
+		managers = append(managers, mgr)
+	}
+	return managers, nil
 }
 
 func say(msg string) { fmt.Printf("==> %s\n", msg) }
@@ -200,4 +250,9 @@ spec:
   conditions:
   - expression: response.code == 200 && latency < duration("20ms")
     message: slower than 20ms
+---
+apiVersion: test.network.io/v1alpha1
+kind: WebChecker
+metadata: {name: quorum}
+spec: {host: %q, path: /healthz, interval: 2s, vantagePoints: 3}
 `
