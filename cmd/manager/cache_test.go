@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -43,6 +45,47 @@ func TestStripUnread(t *testing.T) {
 	out, err := stripUnread()("not an object")
 	require.NoError(t, err)
 	assert.Equal(t, "not an object", out)
+}
+
+// The strings that repeat across checkers are shared between the cached
+// copies, within the pool's bounds; the values stay what they were.
+func TestStripUnreadSharesRepeatedStrings(t *testing.T) {
+	transform := stripUnread()
+	decoded := func(name, message string) *webcheckerv1alpha1.WebChecker {
+		// Strings built at run time, as a decoder makes them: distinct
+		// copies of equal values.
+		wc := &webcheckerv1alpha1.WebChecker{
+			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: strings.Clone("team-a")},
+			Spec:       webcheckerv1alpha1.WebCheckerSpec{Host: strings.Clone("https://api.example.com"), IPFamily: webcheckerv1alpha1.IPFamily(strings.Clone("Any"))},
+			Status: webcheckerv1alpha1.WebCheckerStatus{Shard: strings.Clone("replica-0"), Conditions: []metav1.Condition{{
+				Type: strings.Clone("Ready"), Status: metav1.ConditionStatus(strings.Clone("True")), Reason: strings.Clone("ProbeSucceeded"), Message: message,
+			}}},
+		}
+		out, err := transform(wc)
+		require.NoError(t, err)
+		return out.(*webcheckerv1alpha1.WebChecker)
+	}
+	same := func(a, b string) bool { return unsafe.StringData(a) == unsafe.StringData(b) }
+	long := strings.Repeat("x", poolMaxLen+1)
+	a, b := decoded("a", strings.Clone("WebChecker is ready")), decoded("b", strings.Clone("WebChecker is ready"))
+	assert.Equal(t, "team-a", b.Namespace)
+	for field, pair := range map[string][2]string{
+		"namespace": {a.Namespace, b.Namespace}, "host": {a.Spec.Host, b.Spec.Host}, "ipFamily": {string(a.Spec.IPFamily), string(b.Spec.IPFamily)},
+		"shard": {a.Status.Shard, b.Status.Shard}, "type": {a.Status.Conditions[0].Type, b.Status.Conditions[0].Type},
+		"status": {string(a.Status.Conditions[0].Status), string(b.Status.Conditions[0].Status)},
+		"reason": {a.Status.Conditions[0].Reason, b.Status.Conditions[0].Reason}, "message": {a.Status.Conditions[0].Message, b.Status.Conditions[0].Message},
+	} {
+		assert.True(t, same(pair[0], pair[1]), "%s not shared", field)
+	}
+	c, d := decoded("c", strings.Clone(long)), decoded("d", strings.Clone(long))
+	assert.False(t, same(c.Status.Conditions[0].Message, d.Status.Conditions[0].Message), "a string over the pool's length is kept as it is")
+	assert.Equal(t, long, d.Status.Conditions[0].Message)
+
+	full := newStringPool(1, poolMaxLen)
+	full.intern("first")
+	other := strings.Clone("second")
+	assert.True(t, same(other, full.intern(other)), "a full pool hands the string back")
+	assert.Equal(t, "second", full.intern(strings.Clone("second")))
 }
 
 // TestCacheServesCheckersWithoutUnreadFields builds a cache with the

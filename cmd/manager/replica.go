@@ -112,14 +112,20 @@ const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 // replica reads: its managedFields and kubectl's last-applied-configuration
 // annotation, which together are often larger than the rest of a
 // WebChecker. Status patches are merge patches between two copies of the
-// cached object (with the resourceVersion as optimistic lock), so they
-// neither need nor touch either.
+// cached object (with the resourceVersion as optimistic lock), and the
+// vantage points' entries are applied server-side from fields of their
+// own, so they neither need nor touch either. The strings that repeat
+// across WebCheckers are shared (see stringPool).
 func stripUnread() toolscache.TransformFunc {
 	stripManagedFields := cache.TransformStripManagedFields()
+	pool := newStringPool(poolLimit, poolMaxLen)
 	return func(in any) (any, error) {
 		out, err := stripManagedFields(in)
 		if err != nil {
 			return nil, err
+		}
+		if wc, ok := out.(*webcheckerv1alpha1.WebChecker); ok {
+			pool.internChecker(wc)
 		}
 		if obj, err := apimeta.Accessor(out); err == nil {
 			annotations := obj.GetAnnotations()
