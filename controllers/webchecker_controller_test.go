@@ -131,7 +131,10 @@ func TestReadyFollowsTheTarget(t *testing.T) {
 	assert.Equal(t, metav1.ConditionUnknown, cert.Status, "plain HTTP has no certificate")
 	assert.Equal(t, "NotApplicable", cert.Reason)
 
-	// The target breaks: Ready turns False within two intervals.
+	// The target breaks: Ready turns False within two intervals. Times in
+	// the status have whole seconds: break it in a later second than the
+	// one Ready turned True in, so that the transition can be seen to move.
+	time.Sleep(time.Until(upCond.LastTransitionTime.Add(time.Second)))
 	target.SetStatus(http.StatusInternalServerError)
 	down := waitReady(t, key, metav1.ConditionFalse, "UnexpectedStatus", 2*interval+time.Second)
 	downCond := ready(down)
