@@ -18,7 +18,6 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -207,13 +206,6 @@ func (e *quorumEnv) waitFor(t *testing.T, what string, within time.Duration, che
 	}) {
 		require.Fail(t, what+" within "+within.String(), complaint)
 	}
-}
-
-func readyOf(wc *webcheckerv1alpha1.WebChecker) metav1.Condition {
-	if c := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady); c != nil {
-		return *c
-	}
-	return metav1.Condition{}
 }
 
 func shardsOf(entries []webcheckerv1alpha1.VantagePointStatus) []string {

@@ -89,7 +89,7 @@ func TestQuorumProbing(t *testing.T) {
 	failed := time.Now()
 	failing.SetStatus(503)
 	e.waitFor(t, "fails turns Ready False", quorumFailsWithin, func(wcs map[string]*webcheckerv1alpha1.WebChecker) string {
-		if c := readyOf(wcs["fails"]); c.Status != metav1.ConditionFalse {
+		if c := framework.ReadyCondition(wcs["fails"]); c.Status != metav1.ConditionFalse {
 			return "fails: Ready " + string(c.Status) + ": " + c.Message
 		}
 		return ""
@@ -111,7 +111,7 @@ func (e *quorumEnv) checkDecided(t *testing.T, alone string) {
 			if name == alone {
 				want = metav1.ConditionFalse
 			}
-			if got := readyOf(wc).Status; got != want {
+			if got := framework.ReadyCondition(wc).Status; got != want {
 				return fmt.Sprintf("%s: Ready %s, want %s", name, got, want)
 			}
 			if k := ptr.Deref(wc.Spec.VantagePoints, 1); k > 1 && len(wc.Status.VantagePoints) != int(k) {
@@ -123,7 +123,7 @@ func (e *quorumEnv) checkDecided(t *testing.T, alone string) {
 	wcs := e.list()
 	t.Logf("%d checkers decided %s after the last creation", len(wcs), time.Since(created).Round(time.Millisecond))
 	q := wcs["quorum"]
-	assert.True(t, strings.HasPrefix(readyOf(q).Message, "2 of 3 vantage points succeed ("), readyOf(q).Message)
+	assert.True(t, strings.HasPrefix(framework.ReadyCondition(q).Message, "2 of 3 vantage points succeed ("), framework.ReadyCondition(q).Message)
 	assert.Equal(t, "2/3", q.Status.Quorum)
 	assert.Equal(t, e.expectedSet("quorum", 3), shardsOf(q.Status.VantagePoints), "the vantage points are the ring's, one per zone")
 	for _, entry := range q.Status.VantagePoints {
@@ -134,7 +134,7 @@ func (e *quorumEnv) checkDecided(t *testing.T, alone string) {
 			assert.Equal(t, metav1.ConditionTrue, entry.Ready, "entry of %s", entry.Shard)
 		}
 	}
-	assert.Equal(t, "EgressDenied", readyOf(wcs[alone]).Reason, "one vantage point in zone c: its probes decide")
+	assert.Equal(t, "EgressDenied", framework.ReadyCondition(wcs[alone]).Reason, "one vantage point in zone c: its probes decide")
 	assertEntriesWrittenByTheirShards(t, wcs)
 }
 

@@ -32,10 +32,15 @@ type StatusEvent struct {
 
 // ReadyOf returns the status of wc's Ready condition, "" without one.
 func ReadyOf(wc *webcheckerv1alpha1.WebChecker) metav1.ConditionStatus {
+	return ReadyCondition(wc).Status
+}
+
+// ReadyCondition returns wc's Ready condition, the zero value without one.
+func ReadyCondition(wc *webcheckerv1alpha1.WebChecker) metav1.Condition {
 	if c := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady); c != nil {
-		return c.Status
+		return *c
 	}
-	return ""
+	return metav1.Condition{}
 }
 
 // StatusRecorder records every watch event on the WebCheckers of a
