@@ -6,12 +6,21 @@ import (
 	"time"
 )
 
+// keptAliveConnections is the TCP keep-alive period of the connections
+// that outlive their probe (HTTP targets with ReuseConnections): a peer
+// that vanished is noticed while the connection is idle.
+const keptAliveConnections = 30 * time.Second
+
 // newDialer returns the dialer of every probe connection: names resolved
 // with opts.DNSServer (see NewResolver), and the egress policy checked on
-// the address of every connection attempt, after resolution.
+// the address of every connection attempt, after resolution. Its
+// connections have no TCP keep-alive: a probe's connection lives for one
+// probe, shorter than any keep-alive period, and turning keep-alive on
+// costs four system calls per connection. withKeepAlive gives the dialer
+// of connections kept between probes.
 func newDialer(opts ProberOptions) *net.Dialer {
 	d := &net.Dialer{
-		KeepAlive: 30 * time.Second,
+		KeepAlive: -1,                          // off
 		Resolver:  NewResolver(opts.DNSServer), // nil means net.DefaultResolver
 	}
 	if opts.Egress != nil {
@@ -39,4 +48,12 @@ func dialTarget(ctx context.Context, d *net.Dialer, t Target, addr string) (net.
 		return dialThroughProxy(ctx, d, t.IPFamily, *t.Proxy, nil, addr)
 	}
 	return dialTCP(ctx, d, t.IPFamily, addr)
+}
+
+// withKeepAlive returns a copy of d whose connections have TCP keep-alive
+// (see keptAliveConnections).
+func withKeepAlive(d *net.Dialer) *net.Dialer {
+	kept := *d
+	kept.KeepAlive = keptAliveConnections
+	return &kept
 }

@@ -68,15 +68,9 @@ func byName(t *testing.T, srv *httptest.Server) string {
 	return u.Scheme + "://healthy.test:" + u.Port()
 }
 
-// closedPort returns a loopback address nothing listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
-}
+// closedPort returns a loopback address (host:port) that refuses every
+// connection while the test runs (see probetest.RefusedAddr).
+func closedPort(t *testing.T) string { return probetest.RefusedAddr(t) }
 
 // untilDone waits for the request to be cancelled (or for max, as a safety
 // net), so that slow handlers never outlive the probe.

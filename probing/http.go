@@ -125,8 +125,13 @@ var _ Prober = (*HTTPProber)(nil)
 // ProberOptions for the defaults).
 func NewHTTPProber(opts ProberOptions) *HTTPProber {
 	opts = opts.withDefaults()
-	dialer := newDialer(opts)
+	fresh := newDialer(opts)
+	keptAlive := withKeepAlive(fresh)
 	newTransport := func(key transportKey, proxy *Proxy) (*http.Transport, error) {
+		dialer := fresh
+		if key.reuseConnections {
+			dialer = keptAlive
+		}
 		tlsConfig, err := TLSOptions{
 			InsecureSkipVerify: key.insecureSkipVerify,
 			ServerName:         key.serverName,

@@ -67,8 +67,8 @@ func TestDialTargetThroughProxy(t *testing.T) {
 	open := probetest.NewTestProxy(t, probetest.ProxyOptions{})
 	locked := probetest.NewTestProxy(t, probetest.ProxyOptions{Username: "user", Password: "s3cret-pw"})
 	refusing := probetest.NewTestProxy(t, probetest.ProxyOptions{RefuseConnect: true})
-	down := "http://" + closedAddr(t)
-	unreachableTarget := closedAddr(t)
+	down := "http://" + probetest.RefusedAddr(t)
+	unreachableTarget := probetest.RefusedAddr(t)
 
 	tests := map[string]struct {
 		proxy      *Proxy
@@ -131,16 +131,6 @@ func TestDialTargetThroughProxy(t *testing.T) {
 	assert.ElementsMatch(t, []string{target, unreachableTarget}, open.ConnectTargets())
 	assert.Equal(t, []string{target, target, target}, locked.ConnectTargets())
 	assert.Equal(t, []string{target}, refusing.ConnectTargets())
-}
-
-// closedAddr returns a loopback address nothing listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	addr := ln.Addr().String()
-	require.NoError(t, ln.Close())
-	return addr
 }
 
 func TestDialTargetProxyEgress(t *testing.T) {

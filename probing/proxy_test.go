@@ -107,7 +107,7 @@ func TestProxyHTTPSConnect(t *testing.T) {
 	require.NotNil(t, res.CertificateExpiry)
 	assert.True(t, cert.X509.NotAfter.Equal(*res.CertificateExpiry))
 	assert.Contains(t, res.CertificateWarning, `certificate "healthy.test" expires at`)
-	assert.Contains(t, res.Phases, probing.PhaseTLS, "the handshake over the tunnel is traced")
+	assert.Contains(t, res.Phases.Happened(), probing.PhaseTLS, "the handshake over the tunnel is traced")
 	assert.Equal(t, []string{strings.TrimPrefix(byName(t, srv), "https://")}, proxy.ConnectTargets(), "the name, resolved by the proxy")
 	assert.Empty(t, proxy.ForwardedURLs())
 

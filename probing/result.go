@@ -138,7 +138,7 @@ type Result struct {
 	// certificate validity is judged on its own.
 	CertificateWarning string
 	// Phases is how long each phase of the HTTP exchange took; phases that
-	// did not happen are absent. Nil when the prober does not measure
+	// did not happen are absent. Empty when the prober does not measure
 	// phases. Like Duration, it is not part of the outcome (SameOutcome).
 	Phases PhaseTimings
 }

@@ -2,7 +2,9 @@ package probing
 
 import (
 	"crypto/tls"
+	"iter"
 	"net/http/httptrace"
+	"slices"
 	"sync"
 	"time"
 )
@@ -27,13 +29,84 @@ const (
 )
 
 // Phases lists every Phase in the order a request goes through them.
-var Phases = []Phase{PhaseDNS, PhaseConnect, PhaseTLS, PhaseProcessing, PhaseTransfer}
+var Phases = slices.Clone(phaseOrder[:])
+
+// phaseOrder is Phases where nothing can change it: PhaseTimings is
+// indexed by it (see Phase.index).
+var phaseOrder = [...]Phase{PhaseDNS, PhaseConnect, PhaseTLS, PhaseProcessing, PhaseTransfer}
+
+// phaseCount is the number of phases.
+const phaseCount = len(phaseOrder)
+
+// index is p's position in phaseOrder, or -1 for a string that names no
+// phase.
+func (p Phase) index() int {
+	switch p {
+	case PhaseDNS:
+		return 0
+	case PhaseConnect:
+		return 1
+	case PhaseTLS:
+		return 2
+	case PhaseProcessing:
+		return 3
+	case PhaseTransfer:
+		return 4
+	}
+	return -1
+}
 
 // PhaseTimings holds how long each phase of a probe took, summed over the
 // requests of a redirect chain. A phase that did not happen is absent: no
 // DNS for an IP literal, no TLS for http, and no DNS, connect or TLS on a
 // kept-alive connection (only for targets with ReuseConnections).
-type PhaseTimings map[Phase]time.Duration
+//
+// It is a value of fixed size, with no allocation per probe: every
+// scheduled check keeps the result of its last probe, phases included.
+// The zero value holds no phase.
+type PhaseTimings struct {
+	durations [phaseCount]time.Duration // by Phase.index
+	happened  uint8                     // bit i: phaseOrder[i] happened
+}
+
+// Add adds d to phase p, which has then happened. A Phase that Phases does
+// not list is ignored.
+func (t *PhaseTimings) Add(p Phase, d time.Duration) {
+	if i := p.index(); i >= 0 {
+		t.durations[i] += d
+		t.happened |= 1 << i
+	}
+}
+
+// Get returns how long phase p took, and whether it happened.
+func (t PhaseTimings) Get(p Phase) (time.Duration, bool) {
+	i := p.index()
+	if i < 0 || t.happened&(1<<i) == 0 {
+		return 0, false
+	}
+	return t.durations[i], true
+}
+
+// All yields the phases that happened with their durations, in the order
+// of Phases.
+func (t PhaseTimings) All() iter.Seq2[Phase, time.Duration] {
+	return func(yield func(Phase, time.Duration) bool) {
+		for i, p := range phaseOrder {
+			if t.happened&(1<<i) != 0 && !yield(p, t.durations[i]) {
+				return
+			}
+		}
+	}
+}
+
+// Happened lists the phases that happened, in the order of Phases.
+func (t PhaseTimings) Happened() []Phase {
+	var phases []Phase
+	for p := range t.All() {
+		phases = append(phases, p)
+	}
+	return phases
+}
 
 // phaseTracer measures the phases of one probe. Its callbacks may run on
 // the transport's goroutines (a dial can go on after the request failed),
@@ -50,7 +123,7 @@ type phaseTracer struct {
 }
 
 func newPhaseTracer() *phaseTracer {
-	return &phaseTracer{timings: PhaseTimings{}}
+	return &phaseTracer{}
 }
 
 // clientTrace returns the hooks that feed t.
@@ -127,7 +200,7 @@ func (t *phaseTracer) endLocked(started *time.Time, p Phase, now time.Time) {
 	if t.done || started.IsZero() {
 		return
 	}
-	t.timings[p] += now.Sub(*started)
+	t.timings.Add(p, now.Sub(*started))
 	*started = time.Time{}
 }
 

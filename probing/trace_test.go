@@ -3,10 +3,8 @@ package probing_test
 import (
 	"io"
 	"log"
-	"maps"
 	"net/http"
 	"net/http/httptest"
-	"slices"
 	"testing"
 	"time"
 
@@ -80,15 +78,17 @@ func TestHTTPProberPhases(t *testing.T) {
 			t.Parallel()
 			prober := newProber(t, dns, probing.ProberOptions{})
 			res := prober.Probe(t.Context(), probing.Target{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
-			assert.ElementsMatch(t, tc.wantPhases, slices.Collect(maps.Keys(res.Phases)), "%+v", res)
+			assert.Equal(t, tc.wantPhases, res.Phases.Happened(), "%+v", res)
 			var sum time.Duration
-			for phase, d := range res.Phases {
+			for phase, d := range res.Phases.All() {
 				assert.Positive(t, d, phase)
 				sum += d
 			}
 			assert.LessOrEqual(t, sum, res.Duration, "phases are parts of the probe")
 			for phase, min := range tc.atLeast {
-				assert.GreaterOrEqual(t, res.Phases[phase], min, phase)
+				d, ok := res.Phases.Get(phase)
+				assert.True(t, ok, phase)
+				assert.GreaterOrEqual(t, d, min, phase)
 			}
 		})
 	}
@@ -105,9 +105,9 @@ func TestHTTPProberPhasesKeepAlive(t *testing.T) {
 	target := probing.Target{URL: byName(t, srv) + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: true}
 	first := prober.Probe(t.Context(), target)
 	require.True(t, first.Success, "%+v", first)
-	require.Contains(t, first.Phases, probing.PhaseConnect)
+	require.Contains(t, first.Phases.Happened(), probing.PhaseConnect)
 
 	second := prober.Probe(t.Context(), target)
 	require.True(t, second.Success, "%+v", second)
-	assert.ElementsMatch(t, []probing.Phase{probing.PhaseProcessing, probing.PhaseTransfer}, slices.Collect(maps.Keys(second.Phases)))
+	assert.Equal(t, []probing.Phase{probing.PhaseProcessing, probing.PhaseTransfer}, second.Phases.Happened())
 }

@@ -112,18 +112,9 @@ func (m *Metrics) ProbeFinished(o scheduler.Outcome) {
 		latency = m.successLatency
 	}
 	latency.Observe(res.Duration.Seconds())
-	for phase, d := range res.Phases {
-		m.phaseObserver(phase).Observe(d.Seconds())
+	for phase, d := range res.Phases.All() {
+		m.phases[phase].Observe(d.Seconds())
 	}
-}
-
-// phaseObserver returns the series of phase: one of those New looked up,
-// or, for a phase probing.Phases does not list, the one of its label.
-func (m *Metrics) phaseObserver(phase probing.Phase) prometheus.Observer {
-	if o, ok := m.phases[phase]; ok {
-		return o
-	}
-	return m.probePhase.WithLabelValues(string(phase))
 }
 
 // StatusWritten counts one status patch.

@@ -53,7 +53,7 @@ func BenchmarkProbeFinished(b *testing.B) {
 	key := types.NamespacedName{Namespace: "team-a", Name: "checker"}
 	res := probing.Result{
 		Success: true, Reason: probing.ReasonSucceeded, StatusCode: 200, Duration: 3 * time.Millisecond,
-		Phases: probing.PhaseTimings{probing.PhaseConnect: time.Millisecond, probing.PhaseProcessing: time.Millisecond, probing.PhaseTransfer: time.Millisecond},
+		Phases: phaseTimings(map[probing.Phase]time.Duration{probing.PhaseConnect: time.Millisecond, probing.PhaseProcessing: time.Millisecond, probing.PhaseTransfer: time.Millisecond}),
 	}
 	b.ReportAllocs()
 	for b.Loop() {

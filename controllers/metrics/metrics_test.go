@@ -252,10 +252,10 @@ func TestObservedMetrics(t *testing.T) {
 
 	m.ProbeStarted(keyA, 3*time.Millisecond)
 	m.ProbeStarted(keyA, 2*time.Second)
-	m.ProbeFinished(scheduler.Outcome{Key: keyA, Result: probing.Result{Success: true, Duration: 30 * time.Millisecond, Phases: probing.PhaseTimings{
+	m.ProbeFinished(scheduler.Outcome{Key: keyA, Result: probing.Result{Success: true, Duration: 30 * time.Millisecond, Phases: phaseTimings(map[probing.Phase]time.Duration{
 		probing.PhaseDNS: time.Millisecond, probing.PhaseConnect: 2 * time.Millisecond, probing.PhaseProcessing: 20 * time.Millisecond, probing.PhaseTransfer: 4 * time.Millisecond,
-	}}})
-	m.ProbeFinished(scheduler.Outcome{Key: keyB, Result: probing.Result{Duration: 5 * time.Second, Phases: probing.PhaseTimings{probing.PhaseConnect: 5 * time.Second}}})
+	})}})
+	m.ProbeFinished(scheduler.Outcome{Key: keyB, Result: probing.Result{Duration: 5 * time.Second, Phases: phaseTimings(map[probing.Phase]time.Duration{probing.PhaseConnect: 5 * time.Second})}})
 	m.StatusWritten(metrics.WriteSucceeded)
 	m.StatusWritten(metrics.WriteSucceeded)
 	m.StatusWritten(metrics.WriteConflict)
@@ -349,4 +349,13 @@ func TestExpiringCertificateIsNoProbeFailure(t *testing.T) {
 			assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "webchecker_probe_success"))
 		})
 	}
+}
+
+// phaseTimings holds the durations of phases.
+func phaseTimings(phases map[probing.Phase]time.Duration) probing.PhaseTimings {
+	var t probing.PhaseTimings
+	for p, d := range phases {
+		t.Add(p, d)
+	}
+	return t
 }

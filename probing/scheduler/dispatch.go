@@ -321,8 +321,7 @@ func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 		// Removed while probing: discard.
 	case e.rev == p.flight.rev:
 		if p.ctx.Err() == nil { // not cancelled by shutdown
-			changed = out.changedFrom(e.outcome, e.hasOutcome)
-			e.outcome, e.hasOutcome = out, true
+			changed = e.setOutcome(out)
 			if res.Success {
 				e.counts.Successes++
 			} else {

@@ -21,7 +21,7 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 	s.mu.Lock()
 	e, exists := s.checks[key]
 	if exists {
-		e.outcome, e.hasOutcome = Outcome{}, false
+		e.outcome = nil
 		if f := s.flights[key]; f != nil {
 			f.cancel()
 		}
@@ -61,7 +61,7 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time, tolerance time.Duration) {
 	s.mu.Lock()
 	e := s.checks[key]
-	if e == nil || unprobedSince.IsZero() || e.hasOutcome || s.flights[key] != nil {
+	if e == nil || unprobedSince.IsZero() || e.outcome != nil || s.flights[key] != nil {
 		// Unknown, nothing can have been missed, or probed (or being
 		// probed) here since Owns turned true.
 		s.mu.Unlock()

@@ -12,24 +12,49 @@ import (
 
 // entry is the state of one check. It is replaced, not mutated, when the
 // check changes, so that a new revision starts from a clean state.
+//
+// Every replica keeps an entry for every check (a hand-over waits for
+// nothing), so its size is memory per check: the outcome, which only the
+// checks this replica probes have, is kept apart.
 type entry struct {
 	check    Check
 	interval time.Duration // effective, > 0
 	offset   time.Duration // phase within the interval, in [0, interval)
 	rev      uint64
-	// parked is set when the check came due while a cancelled probe of an
-	// older revision was still running; that probe's worker re-queues it.
-	parked bool
 	// skipped is the due time of the latest turn on the grid skipped
 	// because this replica did not own the check (zero when none).
 	skipped time.Time
-	// onGrid is set when the check's queued turn is a grid point, not its
-	// first probe after an Upsert or a catch-up after Gained.
-	onGrid     bool
-	outcome    Outcome
-	hasOutcome bool
+	// outcome is that of the latest probe of this revision, nil before
+	// the first one.
+	outcome *Outcome
 	// counts is carried over from the entry this one replaced.
 	counts ProbeCounts
+	// parked is set when the check came due while a cancelled probe of an
+	// older revision was still running; that probe's worker re-queues it.
+	parked bool
+	// onGrid is set when the check's queued turn is a grid point, not its
+	// first probe after an Upsert or a catch-up after Gained.
+	onGrid bool
+}
+
+// setOutcome stores o as the latest outcome and reports whether it must be
+// notified: it is the first, or it differs (see Outcome.changedFrom).
+func (e *entry) setOutcome(o Outcome) bool {
+	if e.outcome == nil {
+		e.outcome = &o
+		return true
+	}
+	changed := o.changedFrom(*e.outcome)
+	*e.outcome = o
+	return changed
+}
+
+// latest returns the latest outcome, and false when there is none.
+func (e *entry) latest() (Outcome, bool) {
+	if e.outcome == nil {
+		return Outcome{}, false
+	}
+	return *e.outcome, true
 }
 
 // flight is a probe in flight.

@@ -69,9 +69,9 @@ type Outcome struct {
 }
 
 // changedFrom reports whether o must be notified given the previously stored
-// outcome prev (ok is false when there was none).
-func (o Outcome) changedFrom(prev Outcome, ok bool) bool {
-	return !ok || prev.Generation != o.Generation || !prev.Result.SameOutcome(o.Result)
+// outcome prev.
+func (o Outcome) changedFrom(prev Outcome) bool {
+	return prev.Generation != o.Generation || !prev.Result.SameOutcome(o.Result)
 }
 
 // Options configure a Scheduler. Only Prober is required.
@@ -314,10 +314,10 @@ func (s *Scheduler) Latest(key types.NamespacedName) (Outcome, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e, ok := s.checks[key]
-	if !ok || !e.hasOutcome {
+	if !ok {
 		return Outcome{}, false
 	}
-	return e.outcome, true
+	return e.latest()
 }
 
 // Snapshot returns the state of every known check, in no particular order.
@@ -327,7 +327,8 @@ func (s *Scheduler) Snapshot() []CheckState {
 	defer s.mu.Unlock()
 	states := make([]CheckState, 0, len(s.checks))
 	for key, e := range s.checks {
-		states = append(states, CheckState{Key: key, VantagePoints: e.check.VantagePoints, Outcome: e.outcome, HasOutcome: e.hasOutcome, Counts: e.counts})
+		outcome, ok := e.latest()
+		states = append(states, CheckState{Key: key, VantagePoints: e.check.VantagePoints, Outcome: outcome, HasOutcome: ok, Counts: e.counts})
 	}
 	return states
 }
