@@ -2,15 +2,21 @@ package main
 
 import (
 	"flag"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"net/netip"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"k8s.io/client-go/rest"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/metrics"
 )
 
 func TestOptionsFromFlags(t *testing.T) {
@@ -174,10 +180,39 @@ func TestMetricsServerOptions(t *testing.T) {
 			opts.bindFlags(fs)
 			require.NoError(t, fs.Parse(append([]string{"--metrics-bind-address=:8443"}, tc.args...)))
 
-			got := opts.metricsServerOptions()
+			got := opts.metricsServerOptions(metrics.NewExposition())
 			assert.Equal(t, ":8443", got.BindAddress)
 			assert.Equal(t, tc.wantSecure, got.SecureServing)
-			assert.Equal(t, tc.wantSecure, got.FilterProvider != nil, "authentication and authorization filter")
+			assert.NotNil(t, got.FilterProvider, "the per-checker series, and with --metrics-secure authentication and authorization")
 		})
 	}
+}
+
+// TestExposedBehind checks the filter of the plain metrics server: its
+// /metrics serves the registry's series, then those of the exposition
+// (none before a replica registers them), and an auth filter comes first.
+func TestExposedBehind(t *testing.T) {
+	registry := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = io.WriteString(w, "# TYPE registry_series gauge\nregistry_series 1\n")
+	})
+	get := func(provider filterProvider) *httptest.ResponseRecorder {
+		filter, err := provider(&rest.Config{}, http.DefaultClient)
+		require.NoError(t, err)
+		h, err := filter(logr.Discard(), registry)
+		require.NoError(t, err)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		return rec
+	}
+
+	plain := get(exposedBehind(metrics.NewExposition(), nil))
+	assert.Equal(t, http.StatusOK, plain.Code)
+	assert.Equal(t, "# TYPE registry_series gauge\nregistry_series 1\n", plain.Body.String())
+
+	deny := func(*rest.Config, *http.Client) (metricsserver.Filter, error) {
+		return func(_ logr.Logger, _ http.Handler) (http.Handler, error) {
+			return http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { http.Error(w, "Forbidden", http.StatusForbidden) }), nil
+		}, nil
+	}
+	assert.Equal(t, http.StatusForbidden, get(exposedBehind(metrics.NewExposition(), deny)).Code)
 }

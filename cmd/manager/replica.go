@@ -77,6 +77,10 @@ type replicaOptions struct {
 	// buildInfo labels webchecker_build_info; the zero value registers
 	// none.
 	buildInfo metrics.BuildInfo
+	// exposition, when set, writes the per-checker series at every scrape
+	// of the metrics server (see metrics.Exposition), instead of the
+	// registerer.
+	exposition *metrics.Exposition
 	// checks builds the checkers' probes (conditions cache, default
 	// proxy); the zero value compiles conditions on every reconcile and
 	// uses no proxy.
@@ -185,7 +189,12 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	// completed after both exist, before the manager starts either.
 	handOver.scheduler = r.scheduler
 	ready := metrics.NewReadyStates()
-	if err := r.metrics.Register(opts.registerer, r.scheduler, r.assigner, opts.metricLabels, ready); err != nil {
+	if opts.exposition != nil {
+		err = r.metrics.RegisterStreamed(opts.registerer, opts.exposition, r.scheduler, r.assigner, opts.metricLabels, ready)
+	} else {
+		err = r.metrics.Register(opts.registerer, r.scheduler, r.assigner, opts.metricLabels, ready)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if opts.buildInfo != (metrics.BuildInfo{}) {

@@ -3,14 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 
-	"github.com/networkio/webchecker/controllers"
-	"github.com/networkio/webchecker/controllers/metrics/scrapeauth"
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/controllers/metrics"
+	"github.com/networkio/webchecker/controllers/metrics/scrapeauth"
 )
 
 // run is the composition root: it builds the manager from the flags, wires
@@ -43,10 +46,11 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return fmt.Errorf("loading kubeconfig: %w", err)
 	}
+	exposition := metrics.NewExposition()
 	mgr, err := ctrl.NewManager(opts.restConfig(cfg), ctrl.Options{
 		Scheme:                 newScheme(),
 		Cache:                  scope.ApplyTo(cacheOptions(opts.leaseNamespace, opts.ringName)),
-		Metrics:                opts.metricsServerOptions(),
+		Metrics:                opts.metricsServerOptions(exposition),
 		HealthProbeBindAddress: opts.probeAddr,
 		PprofBindAddress:       opts.pprofAddr,
 	})
@@ -57,6 +61,7 @@ func run(ctx context.Context, opts options) error {
 	replicaOpts.metricLabels = metricLabels
 	replicaOpts.checks = controllers.CheckBuilder{Judges: controllers.NewJudgeCache(), Proxy: proxy}
 	replicaOpts.buildInfo = metrics.ReadBuildInfo(version, revision)
+	replicaOpts.exposition = exposition
 	if _, err := setupReplica(mgr, replicaOpts); err != nil {
 		return err
 	}
@@ -85,13 +90,41 @@ func run(ctx context.Context, opts options) error {
 
 // metricsServerOptions serves metrics over plain HTTP, or, with
 // --metrics-secure, over HTTPS to authenticated and authorized clients only.
-func (o options) metricsServerOptions() metricsserver.Options {
+// Either way exp writes the per-checker series after the registry's.
+func (o options) metricsServerOptions(exp *metrics.Exposition) metricsserver.Options {
 	if !o.metricsSecure {
-		return metricsserver.Options{BindAddress: o.metricsAddr}
+		return metricsserver.Options{BindAddress: o.metricsAddr, FilterProvider: exposedBehind(exp, nil)}
 	}
 	return metricsserver.Options{
 		BindAddress:    o.metricsAddr,
 		SecureServing:  true,
-		FilterProvider: scrapeauth.FilterProvider,
+		FilterProvider: exposedBehind(exp, scrapeauth.FilterProvider),
+	}
+}
+
+// filterProvider is the type of metricsserver.Options.FilterProvider.
+type filterProvider = func(*rest.Config, *http.Client) (metricsserver.Filter, error)
+
+// exposedBehind returns the filter provider of the metrics server: its
+// /metrics (the registry's handler) becomes exp's (see
+// metrics.Exposition), behind the filter of auth when auth is not nil. The
+// server has no other path the filter would apply to.
+func exposedBehind(exp *metrics.Exposition, auth filterProvider) filterProvider {
+	return func(config *rest.Config, httpClient *http.Client) (metricsserver.Filter, error) {
+		var authFilter metricsserver.Filter
+		if auth != nil {
+			f, err := auth(config, httpClient)
+			if err != nil {
+				return nil, err
+			}
+			authFilter = f
+		}
+		return func(log logr.Logger, registry http.Handler) (http.Handler, error) {
+			h := exp.Handler(registry)
+			if authFilter == nil {
+				return h, nil
+			}
+			return authFilter(log, h)
+		}, nil
 	}
 }

@@ -1,9 +1,11 @@
 package metrics
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/networkio/webchecker/probing/scheduler"
 )
@@ -17,137 +19,244 @@ var checkerLabels = []string{"namespace", "name"}
 // the replica that probed (the zone empty when unknown).
 var vantageLabels = []string{"shard", "zone"}
 
-// checkerDescs are the descriptors of the per-checker metrics. The labels
-// of the probe series are checkerLabels, then the allowlisted WebChecker
-// labels, then vantageLabels, then their own; those of the owner's series
-// (sloObjective, ready) have no vantageLabels: one replica exports them.
-type checkerDescs struct {
-	// Probe series, exported by every vantage point.
-	probeSuccess, probeDuration, probeStatusCode, probeLastRun, probesTotal, sslEarliestCertExpiry *prometheus.Desc
-	// Owner series.
-	sloObjective, ready *prometheus.Desc
-}
-
-func newCheckerDescs(extra []string) checkerDescs {
-	desc := func(name, help string, labels []string) *prometheus.Desc {
-		return prometheus.NewDesc(prometheus.BuildFQName(Namespace, "", name), help, labels, nil)
-	}
-	probe := func(name, help string, own ...string) *prometheus.Desc {
-		return desc(name, help+probeHelp, slices.Concat(checkerLabels, extra, vantageLabels, own))
-	}
-	owner := slices.Concat(checkerLabels, extra)
-	return checkerDescs{
-		probeSuccess: probe("probe_success",
-			"Whether the latest probe of the checker by this replica succeeded (1) or failed (0); a certificate that expires soon is no failure here (see probe_ssl_earliest_cert_expiry). The checker's quorum state is webchecker_ready."),
-		probeDuration: probe("probe_duration_seconds",
-			"Duration of the latest probe of the checker by this replica, end to end."),
-		probeStatusCode: probe("probe_http_status_code",
-			"HTTP status code of the final response in the latest probe of the checker by this replica; 0 when no response was received."),
-		probeLastRun: probe("probe_last_run_timestamp_seconds",
-			"Unix time at which the latest probe of the checker by this replica finished."),
-		probesTotal: probe("probes_total",
-			"Probes of the checker by this replica since it became one of its vantage points, by result (success or failure).", "result"),
-		sslEarliestCertExpiry: probe("probe_ssl_earliest_cert_expiry",
-			"Earliest expiry (NotAfter, Unix time) of the certificates the checker's server presented in the latest probe by this replica; absent for plain HTTP and when no TLS response was received."),
-		sloObjective: desc("slo_objective",
-			"Availability objective of the checker (the share of its probes that must succeed over 30 days), from its test.network.io/slo-objective label; absent without one, when the chart's rules use their default. Exported only by the replica that owns the checker.", owner),
-		ready: desc("ready",
-			"Quorum state of the checker: 1 while its Ready condition is True, 0 while it is False (with spec.vantagePoints above 1, as the majority of its vantage points see it, after the checker's thresholds); absent while it is Unknown. Exported only by the replica that owns the checker.", owner),
-	}
-}
-
 // probeHelp ends the help of every probe series.
 const probeHelp = " Exported, once it has probed the checker, by every replica that probes it (its vantage points: spec.vantagePoints of them, the owner alone by default), labelled with the replica's shard id and zone (empty when unknown)."
 
-var (
-	ownedCheckersDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "shard", "owned_checkers"),
-		"WebCheckers this replica owns: it writes their status, and probes them.", nil, nil)
-	probedCheckersDesc = prometheus.NewDesc(prometheus.BuildFQName(Namespace, "shard", "probed_checkers"),
-		"WebCheckers this replica probes as one of their vantage points, those it owns included.", nil, nil)
-)
+// checkerFamily is one metric family of the checker collector: its name,
+// help, type and label names (what both its prometheus.Desc and its text
+// header are made of), and how to find its series in a scrape.
+type checkerFamily struct {
+	name, help string
+	valueType  prometheus.ValueType
+	labels     []string
+	// sorted lists the indexes of labels in the order of their names, in
+	// which the text is written, as client_golang writes it.
+	sorted []int
+	desc   *prometheus.Desc
+	// each calls emit with the label values (in the order of labels) and
+	// the value of every series of the family in s. The label values are
+	// only valid during the call.
+	each func(s *scrape, emit func(labelValues []string, v float64))
+}
 
 // checkerCollector exports the per-checker metrics of the checkers this
 // replica probes or owns, read from the scheduler (and the quorum states
-// from ready) at scrape time. Nothing is stored here, so nothing goes
-// stale: a checker that is removed from the scheduler, no longer probed or
-// no longer owned is simply not in the next scrape.
+// from ready) at scrape time, and the shard gauges counting them. Nothing
+// is stored here, so nothing goes stale: a checker that is removed from
+// the scheduler, no longer probed or no longer owned is simply not in the
+// next scrape.
+//
+// It is a prometheus.Collector, and it writes the same series straight in
+// the text exposition format (see WriteText), which the manager serves: a
+// registry's Gather holds every series of a scrape in memory at once, some
+// hundreds of bytes each (about 16 MB per scrape for a replica that probes
+// 3,300 checkers), while the text is written as it is made.
 type checkerCollector struct {
 	checks CheckSource
 	shard  ShardSource
 	labels *CheckerLabels
 	ready  *ReadyStates
-	descs  checkerDescs
+	// families are written in this order (see newCheckerFamilies).
+	families []checkerFamily
 }
 
 func newCheckerCollector(checks CheckSource, shard ShardSource, labels *CheckerLabels, ready *ReadyStates) *checkerCollector {
-	return &checkerCollector{checks: checks, shard: shard, labels: labels, ready: ready, descs: newCheckerDescs(labels.LabelNames())}
+	c := &checkerCollector{checks: checks, shard: shard, labels: labels, ready: ready}
+	c.families = c.newCheckerFamilies(labels.LabelNames())
+	return c
 }
 
 // Describe implements prometheus.Collector.
 func (c *checkerCollector) Describe(ch chan<- *prometheus.Desc) {
-	d := c.descs
-	for _, d := range []*prometheus.Desc{d.probeSuccess, d.probeDuration, d.probeStatusCode, d.probeLastRun, d.probesTotal, d.sslEarliestCertExpiry, d.sloObjective, ownedCheckersDesc, probedCheckersDesc} {
-		ch <- d
-	}
-	if c.ready != nil {
-		ch <- d.ready
+	for _, f := range c.families {
+		ch <- f.desc
 	}
 }
 
 // Collect implements prometheus.Collector.
 func (c *checkerCollector) Collect(ch chan<- prometheus.Metric) {
-	owned, probed := 0, 0
+	s := c.scrape()
+	for _, f := range c.families {
+		f.each(s, func(labelValues []string, v float64) {
+			ch <- prometheus.MustNewConstMetric(f.desc, f.valueType, v, labelValues...)
+		})
+	}
+}
+
+// checkerRow is one checker this replica probes or owns, at a scrape.
+type checkerRow struct {
+	state scheduler.CheckState
+	// extra are the values of the allowlisted labels (see CheckerLabels).
+	extra []string
+	owns  bool
+	// probed is set when this replica probes the checker and has an
+	// outcome of it: the probe series have values.
+	probed bool
+}
+
+// appendLabels appends the values of the checker's labels (checkerLabels,
+// then the allowlisted ones) to b.
+func (r *checkerRow) appendLabels(b []string) []string {
+	return append(append(b, r.state.Key.Namespace, r.state.Key.Name), r.extra...)
+}
+
+// scrape is what one scrape reads of the scheduler and the shard: the
+// rows, sorted by checker, and the counts of the shard gauges.
+type scrape struct {
+	rows          []checkerRow
+	owned, probed int
+	// vantage are the values of vantageLabels.
+	vantage []string
+}
+
+// scrape reads the scheduler and the shard once. It copies only the
+// checkers this replica probes or owns.
+func (c *checkerCollector) scrape() *scrape {
 	// Read once per scrape: the shard id is fixed, the zone too.
-	vantage := []string{c.shard.ShardID(), c.shard.Zone()}
-	for _, st := range c.checks.Snapshot() {
-		// Ownership and vantage points are asked at scrape time: the
-		// scheduler may still hold a checker for a moment after the ring
-		// moved it elsewhere. The owner is a vantage point too.
+	s := &scrape{vantage: []string{c.shard.ShardID(), c.shard.Zone()}}
+	// Ownership and vantage points are asked at scrape time: the scheduler
+	// may still hold a checker for a moment after the ring moved it
+	// elsewhere. The owner is a vantage point too. Both questions are
+	// answered from the Assigner's current assignment, without a lock.
+	states := c.checks.SnapshotOf(func(key types.NamespacedName, vantagePoints int) bool {
+		return c.shard.Owns(key) || c.shard.Probes(key, max(vantagePoints, 1))
+	})
+	s.rows = make([]checkerRow, 0, len(states))
+	for _, st := range states {
+		// Asked again: the assignment may have changed since.
 		owns := c.shard.Owns(st.Key)
 		probes := c.shard.Probes(st.Key, max(st.VantagePoints, 1))
 		if !owns && !probes {
 			continue
 		}
-		labels := append([]string{st.Key.Namespace, st.Key.Name}, c.labels.valuesOf(st.Key)...)
 		if owns {
-			owned++
-			c.collectOwner(ch, st, labels)
+			s.owned++
 		}
 		if probes {
-			probed++
-			if st.HasOutcome { // else not probed yet: no value to report
-				c.collectProbe(ch, st, slices.Concat(labels, vantage))
-			}
+			s.probed++
 		}
+		s.rows = append(s.rows, checkerRow{
+			state:  st,
+			extra:  c.labels.valuesOf(st.Key),
+			owns:   owns,
+			probed: probes && st.HasOutcome, // else not probed yet: no value to report
+		})
 	}
-	ch <- prometheus.MustNewConstMetric(ownedCheckersDesc, prometheus.GaugeValue, float64(owned))
-	ch <- prometheus.MustNewConstMetric(probedCheckersDesc, prometheus.GaugeValue, float64(probed))
+	slices.SortFunc(s.rows, func(a, b checkerRow) int {
+		return cmp.Or(cmp.Compare(a.state.Key.Namespace, b.state.Key.Namespace), cmp.Compare(a.state.Key.Name, b.state.Key.Name))
+	})
+	return s
 }
 
-// collectOwner sends the series of a checker that only its owner exports:
-// its objective and its quorum state; labels are its checker labels.
-func (c *checkerCollector) collectOwner(ch chan<- prometheus.Metric, st scheduler.CheckState, labels []string) {
-	d := c.descs
-	if objective, ok := c.labels.objectiveOf(st.Key); ok {
-		ch <- prometheus.MustNewConstMetric(d.sloObjective, prometheus.GaugeValue, objective, labels...)
+// newCheckerFamilies returns the families of c, whose per-checker series
+// carry the allowlisted labels extra: the owner's series (labels
+// checkerLabels and extra, exported by the owner alone), the probe series
+// (then vantageLabels and their own, exported by every vantage point),
+// and the shard gauges.
+func (c *checkerCollector) newCheckerFamilies(extra []string) []checkerFamily {
+	ownerLabels := slices.Concat(checkerLabels, extra)
+	probeLabels := slices.Concat(ownerLabels, vantageLabels)
+
+	// owner is a family of the owner's series: value(r) for every row
+	// the replica owns, where it is known.
+	owner := func(name, help string, value func(r *checkerRow) (float64, bool)) checkerFamily {
+		return checkerFamily{name: name, help: help, valueType: prometheus.GaugeValue, labels: ownerLabels,
+			each: func(s *scrape, emit func([]string, float64)) {
+				var labels []string
+				for i := range s.rows {
+					if r := &s.rows[i]; r.owns {
+						if v, ok := value(r); ok {
+							labels = r.appendLabels(labels[:0])
+							emit(labels, v)
+						}
+					}
+				}
+			}}
 	}
-	if ready, known := c.ready.get(st.Key); known {
-		ch <- prometheus.MustNewConstMetric(d.ready, prometheus.GaugeValue, boolValue(ready), labels...)
+	// probe is a family of probe series: for every row the replica
+	// probed, one series per value that values(r) yields, whose own
+	// labels (after the vantage labels) are those of the family.
+	probe := func(name, help string, valueType prometheus.ValueType, own []string, values func(r *checkerRow, yield func(own []string, v float64))) checkerFamily {
+		return checkerFamily{name: name, help: help + probeHelp, valueType: valueType, labels: slices.Concat(probeLabels, own),
+			each: func(s *scrape, emit func([]string, float64)) {
+				var labels []string
+				for i := range s.rows {
+					r := &s.rows[i]
+					if !r.probed {
+						continue
+					}
+					labels = append(r.appendLabels(labels[:0]), s.vantage...)
+					n := len(labels)
+					values(r, func(own []string, v float64) { emit(append(labels[:n], own...), v) })
+				}
+			}}
 	}
+	// gauge is the one series of a probe family without labels of its own.
+	gauge := func(value func(r *checkerRow) float64) func(r *checkerRow, yield func([]string, float64)) {
+		return func(r *checkerRow, yield func([]string, float64)) { yield(nil, value(r)) }
+	}
+	shardGauge := func(name, help string, n func(s *scrape) int) checkerFamily {
+		return checkerFamily{name: name, help: help, valueType: prometheus.GaugeValue,
+			each: func(s *scrape, emit func([]string, float64)) { emit(nil, float64(n(s))) }}
+	}
+
+	families := []checkerFamily{
+		owner(fqName("slo_objective"),
+			"Availability objective of the checker (the share of its probes that must succeed over 30 days), from its test.network.io/slo-objective label; absent without one, when the chart's rules use their default. Exported only by the replica that owns the checker.",
+			func(r *checkerRow) (float64, bool) { return c.labels.objectiveOf(r.state.Key) }),
+	}
+	if c.ready != nil {
+		families = append(families, owner(fqName("ready"),
+			"Quorum state of the checker: 1 while its Ready condition is True, 0 while it is False (with spec.vantagePoints above 1, as the majority of its vantage points see it, after the checker's thresholds); absent while it is Unknown. Exported only by the replica that owns the checker.",
+			func(r *checkerRow) (float64, bool) {
+				ready, known := c.ready.get(r.state.Key)
+				return boolValue(ready), known
+			}))
+	}
+	families = append(families,
+		probe(fqName("probe_success"),
+			"Whether the latest probe of the checker by this replica succeeded (1) or failed (0); a certificate that expires soon is no failure here (see probe_ssl_earliest_cert_expiry). The checker's quorum state is webchecker_ready.",
+			prometheus.GaugeValue, nil, gauge(func(r *checkerRow) float64 { return boolValue(r.state.Outcome.Result.Success) })),
+		probe(fqName("probe_duration_seconds"),
+			"Duration of the latest probe of the checker by this replica, end to end.",
+			prometheus.GaugeValue, nil, gauge(func(r *checkerRow) float64 { return r.state.Outcome.Result.Duration.Seconds() })),
+		probe(fqName("probe_http_status_code"),
+			"HTTP status code of the final response in the latest probe of the checker by this replica; 0 when no response was received.",
+			prometheus.GaugeValue, nil, gauge(func(r *checkerRow) float64 { return float64(r.state.Outcome.Result.StatusCode) })),
+		probe(fqName("probe_last_run_timestamp_seconds"),
+			"Unix time at which the latest probe of the checker by this replica finished.",
+			prometheus.GaugeValue, nil, gauge(func(r *checkerRow) float64 { return float64(r.state.Outcome.Time.UnixNano()) / 1e9 })),
+		probe(fqName("probes_total"),
+			"Probes of the checker by this replica since it became one of its vantage points, by result (success or failure).",
+			prometheus.CounterValue, []string{"result"}, func(r *checkerRow, yield func([]string, float64)) {
+				yield([]string{ResultSuccess}, float64(r.state.Counts.Successes))
+				yield([]string{ResultFailure}, float64(r.state.Counts.Failures))
+			}),
+		probe(fqName("probe_ssl_earliest_cert_expiry"),
+			"Earliest expiry (NotAfter, Unix time) of the certificates the checker's server presented in the latest probe by this replica; absent for plain HTTP and when no TLS response was received.",
+			prometheus.GaugeValue, nil, func(r *checkerRow, yield func([]string, float64)) {
+				if expiry := r.state.Outcome.Result.CertificateExpiry; expiry != nil {
+					yield(nil, float64(expiry.Unix()))
+				}
+			}),
+		shardGauge(prometheus.BuildFQName(Namespace, "shard", "owned_checkers"),
+			"WebCheckers this replica owns: it writes their status, and probes them.",
+			func(s *scrape) int { return s.owned }),
+		shardGauge(prometheus.BuildFQName(Namespace, "shard", "probed_checkers"),
+			"WebCheckers this replica probes as one of their vantage points, those it owns included.",
+			func(s *scrape) int { return s.probed }),
+	)
+	for i := range families {
+		f := &families[i]
+		f.desc = prometheus.NewDesc(f.name, f.help, f.labels, nil)
+		f.sorted = make([]int, len(f.labels))
+		for i := range f.sorted {
+			f.sorted[i] = i
+		}
+		slices.SortFunc(f.sorted, func(a, b int) int { return cmp.Compare(f.labels[a], f.labels[b]) })
+	}
+	return families
 }
 
-// collectProbe sends the probe series of a checker this replica probed;
-// labels are its checker labels followed by the vantage labels.
-func (c *checkerCollector) collectProbe(ch chan<- prometheus.Metric, st scheduler.CheckState, labels []string) {
-	d := c.descs
-	res := st.Outcome.Result
-	ch <- prometheus.MustNewConstMetric(d.probeSuccess, prometheus.GaugeValue, boolValue(res.Success), labels...)
-	ch <- prometheus.MustNewConstMetric(d.probeDuration, prometheus.GaugeValue, res.Duration.Seconds(), labels...)
-	ch <- prometheus.MustNewConstMetric(d.probeStatusCode, prometheus.GaugeValue, float64(res.StatusCode), labels...)
-	ch <- prometheus.MustNewConstMetric(d.probeLastRun, prometheus.GaugeValue, float64(st.Outcome.Time.UnixNano())/1e9, labels...)
-	ch <- prometheus.MustNewConstMetric(d.probesTotal, prometheus.CounterValue, float64(st.Counts.Successes), slices.Concat(labels, []string{ResultSuccess})...)
-	ch <- prometheus.MustNewConstMetric(d.probesTotal, prometheus.CounterValue, float64(st.Counts.Failures), slices.Concat(labels, []string{ResultFailure})...)
-	if expiry := res.CertificateExpiry; expiry != nil {
-		ch <- prometheus.MustNewConstMetric(d.sslEarliestCertExpiry, prometheus.GaugeValue, float64(expiry.Unix()), labels...)
-	}
-}
+// fqName is the full name of a per-checker metric.
+func fqName(name string) string { return prometheus.BuildFQName(Namespace, "", name) }

@@ -29,5 +29,9 @@
 //     webchecker_shard_rebalances_total.
 //
 // A Metrics is registered on a prometheus.Registerer, usually
-// controller-runtime's metrics.Registry, which the manager serves.
+// controller-runtime's metrics.Registry, which the manager serves. The
+// manager registers it with RegisterStreamed instead: the per-checker
+// series are then written by an Exposition straight in the text format,
+// after the registry's, at every scrape (a registry would hold every one
+// of them in memory for the scrape's duration).
 package metrics

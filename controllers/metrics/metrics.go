@@ -125,7 +125,9 @@ func (m *Metrics) StatusWritten(r WriteResult) {
 // CheckSource is what the metrics read of the probe scheduler at scrape
 // time.
 type CheckSource interface {
-	Snapshot() []scheduler.CheckState
+	// SnapshotOf returns the state of the checks keep reports true for
+	// (see scheduler.Scheduler.SnapshotOf).
+	SnapshotOf(keep func(key types.NamespacedName, vantagePoints int) bool) []scheduler.CheckState
 	InFlight() int
 }
 
@@ -159,8 +161,33 @@ type ShardSource interface {
 // (nil: none). webchecker_ready exports the quorum states of ready for
 // the checkers this replica owns (nil: no webchecker_ready series).
 func (m *Metrics) Register(reg prometheus.Registerer, checks CheckSource, shard ShardSource, labels *CheckerLabels, ready *ReadyStates) error {
+	checkers, err := m.register(reg, checks, shard, labels, ready)
+	if err != nil {
+		return err
+	}
+	if err := reg.Register(checkers); err != nil {
+		return fmt.Errorf("registering metrics: %w", err)
+	}
+	return nil
+}
+
+// RegisterStreamed is Register, but for the per-checker series and the
+// shard gauges that count them, which exp writes itself instead (see
+// Exposition): what the manager serves.
+func (m *Metrics) RegisterStreamed(reg prometheus.Registerer, exp *Exposition, checks CheckSource, shard ShardSource, labels *CheckerLabels, ready *ReadyStates) error {
+	checkers, err := m.register(reg, checks, shard, labels, ready)
+	if err != nil {
+		return err
+	}
+	exp.checkers.Store(checkers)
+	return nil
+}
+
+// register registers every metric on reg but the checker collector, which
+// it returns.
+func (m *Metrics) register(reg prometheus.Registerer, checks CheckSource, shard ShardSource, labels *CheckerLabels, ready *ReadyStates) (*checkerCollector, error) {
 	if checks == nil || shard == nil {
-		return errors.New("registering metrics: a check source and a shard source are required")
+		return nil, errors.New("registering metrics: a check source and a shard source are required")
 	}
 	collectors := []prometheus.Collector{
 		m.probeLatency, m.probePhase, m.schedulerLag, m.statusWrites,
@@ -184,14 +211,13 @@ func (m *Metrics) Register(reg prometheus.Registerer, checks CheckSource, shard 
 			Name:      "shard_fenced",
 			Help:      "1 while this replica is fenced: it could not renew its Lease in time (or has not joined the ring yet), and probes and writes nothing until it does; 0 otherwise.",
 		}, func() float64 { return boolValue(shard.Fenced()) }),
-		newCheckerCollector(checks, shard, labels, ready),
 	}
 	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {
-			return fmt.Errorf("registering metrics: %w", err)
+			return nil, fmt.Errorf("registering metrics: %w", err)
 		}
 	}
-	return nil
+	return newCheckerCollector(checks, shard, labels, ready), nil
 }
 
 // boolValue is 1 for true and 0 for false.

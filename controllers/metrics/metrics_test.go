@@ -2,6 +2,7 @@ package metrics_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -37,10 +38,13 @@ type fakeSources struct {
 	asked map[types.NamespacedName]int
 }
 
-func (f *fakeSources) Snapshot() []scheduler.CheckState {
+func (f *fakeSources) SnapshotOf(keep func(types.NamespacedName, int) bool) []scheduler.CheckState {
 	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]scheduler.CheckState(nil), f.states...)
+	states := append([]scheduler.CheckState(nil), f.states...)
+	f.mu.Unlock()
+	// Called without the lock, as the scheduler calls keep: keep asks
+	// Owns and Probes, which take it.
+	return slices.DeleteFunc(states, func(st scheduler.CheckState) bool { return keep != nil && !keep(st.Key, st.VantagePoints) })
 }
 
 func (f *fakeSources) InFlight() int {

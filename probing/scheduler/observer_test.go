@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
@@ -103,6 +104,31 @@ func TestObserverAndSnapshot(t *testing.T) {
 	_, ok = stateOf(t, h.s, c.Key)
 	assert.False(t, ok, "Remove forgets the state")
 	h.stop()
+}
+
+// TestSnapshotOf checks that SnapshotOf copies the checks keep chooses,
+// asking it with each check's key and vantage points.
+func TestSnapshotOf(t *testing.T) {
+	h := newHarness(t, nil)
+	var keys []types.NamespacedName
+	for i := range 4 {
+		c := checkN(i, 1, 10*time.Second, "v1")
+		c.VantagePoints = i + 1
+		h.s.Upsert(c)
+		keys = append(keys, c.Key)
+	}
+	asked := map[types.NamespacedName]int{}
+	states := h.s.SnapshotOf(func(key types.NamespacedName, vantagePoints int) bool {
+		asked[key] = vantagePoints
+		return vantagePoints%2 == 0
+	})
+	assert.Equal(t, map[types.NamespacedName]int{keys[0]: 1, keys[1]: 2, keys[2]: 3, keys[3]: 4}, asked)
+	var kept []types.NamespacedName
+	for _, st := range states {
+		kept = append(kept, st.Key)
+	}
+	assert.ElementsMatch(t, []types.NamespacedName{keys[1], keys[3]}, kept)
+	assert.Len(t, h.s.SnapshotOf(nil), 4, "nil keeps every check")
 }
 
 // A probe that starts late reports its lag.

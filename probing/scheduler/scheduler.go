@@ -321,12 +321,25 @@ func (s *Scheduler) Latest(key types.NamespacedName) (Outcome, bool) {
 }
 
 // Snapshot returns the state of every known check, in no particular order.
-// It copies under the lock and is meant for metrics scrapes.
-func (s *Scheduler) Snapshot() []CheckState {
+// It copies under the lock.
+func (s *Scheduler) Snapshot() []CheckState { return s.SnapshotOf(nil) }
+
+// SnapshotOf returns the state of every known check for which keep
+// reports true (every check when keep is nil), in no particular order: a
+// metrics scrape copies only the checks its replica probes or owns. keep
+// is called under the scheduler's lock with the check's key and vantage
+// points; it must be quick and must not call the Scheduler.
+func (s *Scheduler) SnapshotOf(keep func(key types.NamespacedName, vantagePoints int) bool) []CheckState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	states := make([]CheckState, 0, len(s.checks))
+	var states []CheckState
+	if keep == nil {
+		states = make([]CheckState, 0, len(s.checks))
+	}
 	for key, e := range s.checks {
+		if keep != nil && !keep(key, e.check.VantagePoints) {
+			continue
+		}
 		outcome, ok := e.latest()
 		states = append(states, CheckState{Key: key, VantagePoints: e.check.VantagePoints, Outcome: outcome, HasOutcome: ok, Counts: e.counts})
 	}

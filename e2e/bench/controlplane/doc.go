@@ -9,7 +9,9 @@
 //   - a steady minute: status writes (the API server's own
 //     apiserver_request_total and a watch's MODIFIED events; goal 0), API
 //     requests per second, and each replica's RSS, CPU time and CPU per
-//     probe, with the probes counted at the targets;
+//     probe, with the probes counted at the targets, while every replica's
+//     /metrics is scraped every 15 s as Prometheus would (the scrapes'
+//     size and duration are reported);
 //   - a flip of 5 % of the healthy targets to 500: status writes until all
 //     show False (goal: one per flipped checker), and how long that took;
 //   - at the largest size, the hand-over: the longest gap between two probes

@@ -47,15 +47,21 @@ func (e *env) take(ctx context.Context) (snapshot, error) {
 }
 
 // steady measures the steady window: status writes, API requests, probes,
-// and each replica's memory and CPU.
+// and each replica's memory and CPU, while every replica is scraped as
+// Prometheus would (see scrapeInterval).
 func (e *env) steady(ctx context.Context) ([]report.Row, error) {
 	before, err := e.take(ctx)
 	if err != nil {
 		return nil, err
 	}
+	scraping := e.startScraping(ctx, scrapeInterval)
 	maxRSS, err := e.watchRSS(ctx, e.opts.steady)
+	scrapeRows, scrapeErr := scraping.stop(e.ids)
 	if err != nil {
 		return nil, err
+	}
+	if scrapeErr != nil {
+		return nil, scrapeErr
 	}
 	after, err := e.take(ctx)
 	if err != nil {
@@ -76,7 +82,7 @@ func (e *env) steady(ctx context.Context) ([]report.Row, error) {
 	for _, id := range e.ids {
 		rows = append(rows, e.replicaRows(id, before, after, max(maxRSS[id], after.procs[id].RSS))...)
 	}
-	return rows, nil
+	return append(rows, scrapeRows...), nil
 }
 
 // watchRSS samples the live replicas' RSS every second for d and returns
