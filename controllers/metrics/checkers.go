@@ -85,7 +85,7 @@ func (c *checkerCollector) Collect(ch chan<- prometheus.Metric) {
 
 // checkerRow is one checker this replica probes or owns, at a scrape.
 type checkerRow struct {
-	state scheduler.CheckState
+	state *scheduler.CheckState // in the scrape's snapshot
 	// extra are the values of the allowlisted labels (see CheckerLabels).
 	extra []string
 	owns  bool
@@ -122,7 +122,8 @@ func (c *checkerCollector) scrape() *scrape {
 		return c.shard.Owns(key) || c.shard.Probes(key, max(vantagePoints, 1))
 	})
 	s.rows = make([]checkerRow, 0, len(states))
-	for _, st := range states {
+	for i := range states {
+		st := &states[i]
 		// Asked again: the assignment may have changed since.
 		owns := c.shard.Owns(st.Key)
 		probes := c.shard.Probes(st.Key, max(st.VantagePoints, 1))
@@ -179,15 +180,23 @@ func (c *checkerCollector) newCheckerFamilies(extra []string) []checkerFamily {
 	probe := func(name, help string, valueType prometheus.ValueType, own []string, values func(r *checkerRow, yield func(own []string, v float64))) checkerFamily {
 		return checkerFamily{name: name, help: help + probeHelp, valueType: valueType, labels: slices.Concat(probeLabels, own),
 			each: func(s *scrape, emit func([]string, float64)) {
+				// One yield for every row (a closure made per row would be
+				// allocated per row): it appends the series' own labels
+				// to the row's, in the one slice the family reuses.
 				var labels []string
+				n := 0
+				yield := func(own []string, v float64) {
+					labels = append(labels[:n], own...)
+					emit(labels, v)
+				}
 				for i := range s.rows {
 					r := &s.rows[i]
 					if !r.probed {
 						continue
 					}
 					labels = append(r.appendLabels(labels[:0]), s.vantage...)
-					n := len(labels)
-					values(r, func(own []string, v float64) { emit(append(labels[:n], own...), v) })
+					n = len(labels)
+					values(r, yield)
 				}
 			}}
 	}
@@ -229,8 +238,8 @@ func (c *checkerCollector) newCheckerFamilies(extra []string) []checkerFamily {
 		probe(fqName("probes_total"),
 			"Probes of the checker by this replica since it became one of its vantage points, by result (success or failure).",
 			prometheus.CounterValue, []string{"result"}, func(r *checkerRow, yield func([]string, float64)) {
-				yield([]string{ResultSuccess}, float64(r.state.Counts.Successes))
-				yield([]string{ResultFailure}, float64(r.state.Counts.Failures))
+				yield(successLabel, float64(r.state.Counts.Successes))
+				yield(failureLabel, float64(r.state.Counts.Failures))
 			}),
 		probe(fqName("probe_ssl_earliest_cert_expiry"),
 			"Earliest expiry (NotAfter, Unix time) of the certificates the checker's server presented in the latest probe by this replica; absent for plain HTTP and when no TLS response was received.",
@@ -257,6 +266,9 @@ func (c *checkerCollector) newCheckerFamilies(extra []string) []checkerFamily {
 	}
 	return families
 }
+
+// successLabel and failureLabel are the result labels of probes_total.
+var successLabel, failureLabel = []string{ResultSuccess}, []string{ResultFailure}
 
 // fqName is the full name of a per-checker metric.
 func fqName(name string) string { return prometheus.BuildFQName(Namespace, "", name) }
