@@ -55,9 +55,11 @@ func TestStripUnreadSharesRepeatedStrings(t *testing.T) {
 		// Strings built at run time, as a decoder makes them: distinct
 		// copies of equal values.
 		wc := &webcheckerv1alpha1.WebChecker{
+			TypeMeta:   metav1.TypeMeta{APIVersion: strings.Clone("test.network.io/v1alpha1"), Kind: strings.Clone("WebChecker")},
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: strings.Clone("team-a")},
-			Spec:       webcheckerv1alpha1.WebCheckerSpec{Host: strings.Clone("https://api.example.com"), IPFamily: webcheckerv1alpha1.IPFamily(strings.Clone("Any"))},
-			Status: webcheckerv1alpha1.WebCheckerStatus{Shard: strings.Clone("replica-0"), Conditions: []metav1.Condition{{
+			Spec: webcheckerv1alpha1.WebCheckerSpec{Host: strings.Clone("https://api.example.com"), Method: strings.Clone("GET"),
+				IPFamily: webcheckerv1alpha1.IPFamily(strings.Clone("Any"))},
+			Status: webcheckerv1alpha1.WebCheckerStatus{Shard: strings.Clone("replica-0"), Quorum: strings.Clone("2/3"), Conditions: []metav1.Condition{{
 				Type: strings.Clone("Ready"), Status: metav1.ConditionStatus(strings.Clone("True")), Reason: strings.Clone("ProbeSucceeded"), Message: message,
 			}}},
 		}
@@ -70,8 +72,10 @@ func TestStripUnreadSharesRepeatedStrings(t *testing.T) {
 	a, b := decoded("a", strings.Clone("WebChecker is ready")), decoded("b", strings.Clone("WebChecker is ready"))
 	assert.Equal(t, "team-a", b.Namespace)
 	for field, pair := range map[string][2]string{
-		"namespace": {a.Namespace, b.Namespace}, "host": {a.Spec.Host, b.Spec.Host}, "ipFamily": {string(a.Spec.IPFamily), string(b.Spec.IPFamily)},
-		"shard": {a.Status.Shard, b.Status.Shard}, "type": {a.Status.Conditions[0].Type, b.Status.Conditions[0].Type},
+		"apiVersion": {a.APIVersion, b.APIVersion}, "kind": {a.Kind, b.Kind},
+		"namespace": {a.Namespace, b.Namespace}, "host": {a.Spec.Host, b.Spec.Host}, "method": {a.Spec.Method, b.Spec.Method},
+		"ipFamily": {string(a.Spec.IPFamily), string(b.Spec.IPFamily)},
+		"shard":    {a.Status.Shard, b.Status.Shard}, "quorum": {a.Status.Quorum, b.Status.Quorum}, "type": {a.Status.Conditions[0].Type, b.Status.Conditions[0].Type},
 		"status": {string(a.Status.Conditions[0].Status), string(b.Status.Conditions[0].Status)},
 		"reason": {a.Status.Conditions[0].Reason, b.Status.Conditions[0].Reason}, "message": {a.Status.Conditions[0].Message, b.Status.Conditions[0].Message},
 	} {

@@ -9,8 +9,9 @@ import (
 )
 
 // stringPool hands out one shared copy of each string it is given, so that
-// the fields that repeat across the cached WebCheckers (namespace, host,
-// condition types, statuses, reasons and the common messages, the shard)
+// the fields that repeat across the cached WebCheckers (apiVersion and
+// kind, namespace, host, method, condition types, statuses, reasons and
+// the common messages, the shard, the quorum)
 // are held once instead of once per checker: every object the informer
 // decodes comes with strings of its own. It keeps at most limit strings of
 // at most maxLen bytes; beyond that a string is returned as given, so that
@@ -53,10 +54,12 @@ func (p *stringPool) intern(s string) string {
 
 // internChecker replaces wc's repeating strings by the pool's copies.
 func (p *stringPool) internChecker(wc *webcheckerv1alpha1.WebChecker) {
+	wc.APIVersion, wc.Kind = p.intern(wc.APIVersion), p.intern(wc.Kind)
 	wc.Namespace = p.intern(wc.Namespace)
 	wc.Spec.Host = p.intern(wc.Spec.Host)
+	wc.Spec.Method = p.intern(wc.Spec.Method)
 	wc.Spec.IPFamily = webcheckerv1alpha1.IPFamily(p.intern(string(wc.Spec.IPFamily)))
-	wc.Status.Shard = p.intern(wc.Status.Shard)
+	wc.Status.Shard, wc.Status.Quorum = p.intern(wc.Status.Shard), p.intern(wc.Status.Quorum)
 	for i := range wc.Status.Conditions {
 		c := &wc.Status.Conditions[i]
 		c.Type, c.Reason, c.Message = p.intern(c.Type), p.intern(c.Reason), p.intern(c.Message)
