@@ -156,58 +156,8 @@ func (c *checkerCollector) scrape() *scrape {
 // and the shard gauges.
 func (c *checkerCollector) newCheckerFamilies(extra []string) []checkerFamily {
 	ownerLabels := slices.Concat(checkerLabels, extra)
-	probeLabels := slices.Concat(ownerLabels, vantageLabels)
-
-	// owner is a family of the owner's series: value(r) for every row
-	// the replica owns, where it is known.
-	owner := func(name, help string, value func(r *checkerRow) (float64, bool)) checkerFamily {
-		return checkerFamily{name: name, help: help, valueType: prometheus.GaugeValue, labels: ownerLabels,
-			each: func(s *scrape, emit func([]string, float64)) {
-				var labels []string
-				for i := range s.rows {
-					if r := &s.rows[i]; r.owns {
-						if v, ok := value(r); ok {
-							labels = r.appendLabels(labels[:0])
-							emit(labels, v)
-						}
-					}
-				}
-			}}
-	}
-	// probe is a family of probe series: for every row the replica
-	// probed, one series per value that values(r) yields, whose own
-	// labels (after the vantage labels) are those of the family.
-	probe := func(name, help string, valueType prometheus.ValueType, own []string, values func(r *checkerRow, yield func(own []string, v float64))) checkerFamily {
-		return checkerFamily{name: name, help: help + probeHelp, valueType: valueType, labels: slices.Concat(probeLabels, own),
-			each: func(s *scrape, emit func([]string, float64)) {
-				// One yield for every row (a closure made per row would be
-				// allocated per row): it appends the series' own labels
-				// to the row's, in the one slice the family reuses.
-				var labels []string
-				n := 0
-				yield := func(own []string, v float64) {
-					labels = append(labels[:n], own...)
-					emit(labels, v)
-				}
-				for i := range s.rows {
-					r := &s.rows[i]
-					if !r.probed {
-						continue
-					}
-					labels = append(r.appendLabels(labels[:0]), s.vantage...)
-					n = len(labels)
-					values(r, yield)
-				}
-			}}
-	}
-	// gauge is the one series of a probe family without labels of its own.
-	gauge := func(value func(r *checkerRow) float64) func(r *checkerRow, yield func([]string, float64)) {
-		return func(r *checkerRow, yield func([]string, float64)) { yield(nil, value(r)) }
-	}
-	shardGauge := func(name, help string, n func(s *scrape) int) checkerFamily {
-		return checkerFamily{name: name, help: help, valueType: prometheus.GaugeValue,
-			each: func(s *scrape, emit func([]string, float64)) { emit(nil, float64(n(s))) }}
-	}
+	b := familyBuilder{ownerLabels: ownerLabels, probeLabels: slices.Concat(ownerLabels, vantageLabels)}
+	owner, probe, gauge := b.owner, b.probe, probeGauge
 
 	families := []checkerFamily{
 		owner(fqName("slo_objective"),
@@ -265,6 +215,69 @@ func (c *checkerCollector) newCheckerFamilies(extra []string) []checkerFamily {
 		slices.SortFunc(f.sorted, func(a, b int) int { return cmp.Compare(f.labels[a], f.labels[b]) })
 	}
 	return families
+}
+
+// familyBuilder makes the per-checker families of a collector whose
+// owner's series have ownerLabels and probe series probeLabels (then
+// their own).
+type familyBuilder struct {
+	ownerLabels, probeLabels []string
+}
+
+// owner is a family of the owner's series: value(r) for every row the
+// replica owns, where it is known.
+func (b familyBuilder) owner(name, help string, value func(r *checkerRow) (float64, bool)) checkerFamily {
+	return checkerFamily{name: name, help: help, valueType: prometheus.GaugeValue, labels: b.ownerLabels,
+		each: func(s *scrape, emit func([]string, float64)) {
+			var labels []string
+			for i := range s.rows {
+				if r := &s.rows[i]; r.owns {
+					if v, ok := value(r); ok {
+						labels = r.appendLabels(labels[:0])
+						emit(labels, v)
+					}
+				}
+			}
+		}}
+}
+
+// probe is a family of probe series: for every row the replica probed,
+// one series per value that values(r) yields, whose own labels (after
+// the vantage labels) are those of the family.
+func (b familyBuilder) probe(name, help string, valueType prometheus.ValueType, own []string, values func(r *checkerRow, yield func(own []string, v float64))) checkerFamily {
+	return checkerFamily{name: name, help: help + probeHelp, valueType: valueType, labels: slices.Concat(b.probeLabels, own),
+		each: func(s *scrape, emit func([]string, float64)) {
+			// One yield for every row (a closure made per row would be
+			// allocated per row): it appends the series' own labels to
+			// the row's, in the one slice the family reuses.
+			var labels []string
+			n := 0
+			yield := func(own []string, v float64) {
+				labels = append(labels[:n], own...)
+				emit(labels, v)
+			}
+			for i := range s.rows {
+				r := &s.rows[i]
+				if !r.probed {
+					continue
+				}
+				labels = append(r.appendLabels(labels[:0]), s.vantage...)
+				n = len(labels)
+				values(r, yield)
+			}
+		}}
+}
+
+// probeGauge is the one series of a probe family without labels of its
+// own.
+func probeGauge(value func(r *checkerRow) float64) func(r *checkerRow, yield func([]string, float64)) {
+	return func(r *checkerRow, yield func([]string, float64)) { yield(nil, value(r)) }
+}
+
+// shardGauge is a family of one series without labels.
+func shardGauge(name, help string, n func(s *scrape) int) checkerFamily {
+	return checkerFamily{name: name, help: help, valueType: prometheus.GaugeValue,
+		each: func(s *scrape, emit func([]string, float64)) { emit(nil, float64(n(s))) }}
 }
 
 // successLabel and failureLabel are the result labels of probes_total.
