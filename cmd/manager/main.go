@@ -18,10 +18,11 @@ import (
 // not by all of it (Go's default, 100). The live heap is mostly the
 // informer cache and the schedule, which last; the garbage is per probe
 // and short-lived, so collecting more often costs little CPU: at 10,000
-// checkers on three replicas, 40 measured the same CPU per probe as 50
-// (within the runs' spread) for 3 MiB less resident memory, and 100 holds
-// about a fifth more (see the README, Performance). Prometheus sets 75 for
-// the same reason.
+// checkers on three replicas, scraped, 35 held 76-78 MiB per replica, 40
+// 79-80 and 50 82-83, with CPU per probe that varied more with the
+// machine from run to run than with the setting, and 100 held about a
+// fifth more (see the README, Performance). Prometheus sets 75 for the
+// same reason.
 const defaultGCPercent = 35
 
 func main() {
