@@ -69,6 +69,19 @@ func (r *WebCheckerReconciler) writeStatus(ctx context.Context, wc *webcheckerv1
 	return nil
 }
 
+// pendingCondition is the Ready condition of a checker awaiting its first
+// result at generation, stamped now.
+func pendingCondition(generation int64, now time.Time) metav1.Condition {
+	return metav1.Condition{
+		Type:               webcheckerv1alpha1.ConditionReady,
+		Status:             metav1.ConditionUnknown,
+		Reason:             webcheckerv1alpha1.ReasonPending,
+		Message:            pendingMessage,
+		ObservedGeneration: generation,
+		LastTransitionTime: metav1.NewTime(now),
+	}
+}
+
 // setProbeFields sets the fields of desired that the owner's own newest
 // outcome latest decides under p: the HTTP status code, the certificate
 // expiry and the CertificateValid condition.

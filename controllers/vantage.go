@@ -257,16 +257,3 @@ func zoneOf(set []VantagePoint, shard string) string {
 	}
 	return ""
 }
-
-// pendingCondition is the Ready condition of a checker awaiting its first
-// result at generation, stamped now.
-func pendingCondition(generation int64, now time.Time) metav1.Condition {
-	return metav1.Condition{
-		Type:               webcheckerv1alpha1.ConditionReady,
-		Status:             metav1.ConditionUnknown,
-		Reason:             webcheckerv1alpha1.ReasonPending,
-		Message:            pendingMessage,
-		ObservedGeneration: generation,
-		LastTransitionTime: metav1.NewTime(now),
-	}
-}

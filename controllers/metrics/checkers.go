@@ -114,34 +114,37 @@ type scrape struct {
 func (c *checkerCollector) scrape() *scrape {
 	// Read once per scrape: the shard id is fixed, the zone too.
 	s := &scrape{vantage: []string{c.shard.ShardID(), c.shard.Zone()}}
-	// Ownership and vantage points are asked at scrape time: the scheduler
-	// may still hold a checker for a moment after the ring moved it
-	// elsewhere. The owner is a vantage point too. Both questions are
-	// answered from the Assigner's current assignment, without a lock.
+	// Ownership and vantage points are asked at scrape time, once per
+	// checker, while the scheduler copies it: the scheduler may still hold
+	// a checker for a moment after the ring moved it elsewhere. The owner
+	// is a vantage point too. Both questions are answered from the
+	// Assigner's current assignment, without a lock. The answers for the
+	// checkers kept are in the order of the states returned.
+	type part struct{ owns, probes bool }
+	var parts []part
 	states := c.checks.SnapshotOf(func(key types.NamespacedName, vantagePoints int) bool {
-		return c.shard.Owns(key) || c.shard.Probes(key, max(vantagePoints, 1))
-	})
-	s.rows = make([]checkerRow, 0, len(states))
-	for i := range states {
-		st := &states[i]
-		// Asked again: the assignment may have changed since.
-		owns := c.shard.Owns(st.Key)
-		probes := c.shard.Probes(st.Key, max(st.VantagePoints, 1))
-		if !owns && !probes {
-			continue
+		p := part{owns: c.shard.Owns(key), probes: c.shard.Probes(key, max(vantagePoints, 1))}
+		if !p.owns && !p.probes {
+			return false
 		}
-		if owns {
+		parts = append(parts, p)
+		return true
+	})
+	s.rows = make([]checkerRow, len(states))
+	for i := range states {
+		st, p := &states[i], parts[i]
+		if p.owns {
 			s.owned++
 		}
-		if probes {
+		if p.probes {
 			s.probed++
 		}
-		s.rows = append(s.rows, checkerRow{
+		s.rows[i] = checkerRow{
 			state:  st,
 			extra:  c.labels.valuesOf(st.Key),
-			owns:   owns,
-			probed: probes && st.HasOutcome, // else not probed yet: no value to report
-		})
+			owns:   p.owns,
+			probed: p.probes && st.HasOutcome, // else not probed yet: no value to report
+		}
 	}
 	slices.SortFunc(s.rows, func(a, b checkerRow) int {
 		return cmp.Or(cmp.Compare(a.state.Key.Namespace, b.state.Key.Namespace), cmp.Compare(a.state.Key.Name, b.state.Key.Name))

@@ -6,6 +6,7 @@ import (
 	"compress/gzip"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"strconv"
@@ -53,7 +54,7 @@ func (e *Exposition) Handler(registry http.Handler) http.Handler {
 		rec := &recorder{header: http.Header{}, status: http.StatusOK}
 		registry.ServeHTTP(rec, inner)
 		if rec.status != http.StatusOK {
-			copyHeader(w.Header(), rec.header)
+			maps.Copy(w.Header(), rec.header)
 			w.WriteHeader(rec.status)
 			_, _ = w.Write(rec.body.Bytes())
 			return
@@ -217,9 +218,3 @@ type recorder struct {
 func (r *recorder) Header() http.Header         { return r.header }
 func (r *recorder) WriteHeader(status int)      { r.status = status }
 func (r *recorder) Write(p []byte) (int, error) { return r.body.Write(p) }
-
-func copyHeader(dst, src http.Header) {
-	for k, vs := range src {
-		dst[k] = vs
-	}
-}

@@ -327,8 +327,10 @@ func (s *Scheduler) Snapshot() []CheckState { return s.SnapshotOf(nil) }
 // SnapshotOf returns the state of every known check for which keep
 // reports true (every check when keep is nil), in no particular order: a
 // metrics scrape copies only the checks its replica probes or owns. keep
-// is called under the scheduler's lock with the check's key and vantage
-// points; it must be quick and must not call the Scheduler.
+// is called once per check, under the scheduler's lock, with the check's
+// key and vantage points, and the checks it keeps are returned in the
+// order it was called for them; it must be quick and must not call the
+// Scheduler.
 func (s *Scheduler) SnapshotOf(keep func(key types.NamespacedName, vantagePoints int) bool) []CheckState {
 	s.mu.Lock()
 	defer s.mu.Unlock()
