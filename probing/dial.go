@@ -2,7 +2,9 @@ package probing
 
 import (
 	"context"
+	"errors"
 	"net"
+	"syscall"
 	"time"
 )
 
@@ -35,7 +37,8 @@ func dialTCP(ctx context.Context, d *net.Dialer, family IPFamily, addr string) (
 	return familyDialer(d.DialContext, family)(ctx, "tcp", addr)
 }
 
-// dialTarget connects a tcp, tls or grpc probe of t to addr (host:port):
+// dialTarget connects a tcp, tls, grpc or dns (over TCP) probe of t to
+// addr (host:port):
 // directly, restricted to t's IP family, or, when t has a Proxy, through a
 // tunnel the proxy opens with CONNECT (see dialThroughProxy). Through a
 // proxy, the egress policy and the IP family apply to the connection to
@@ -43,12 +46,48 @@ func dialTCP(ctx context.Context, d *net.Dialer, family IPFamily, addr string) (
 // *proxyError (ReasonProxyFailed, or ReasonEgressDenied for a proxy
 // address the policy denies), whose text names the proxy. The tunnel
 // carries no deadline; the caller sets its own.
+//
+// A direct connection that the server reset before connect returned is
+// returned as a resetConn: the server accepted it (a refused connection
+// fails with ECONNREFUSED), and whether its reset shows at the connect or
+// at the first read or write is timing, so it shows at the read or write.
 func dialTarget(ctx context.Context, d *net.Dialer, t Target, addr string) (net.Conn, error) {
 	if t.Proxy != nil {
 		return dialThroughProxy(ctx, d, t.IPFamily, *t.Proxy, nil, addr)
 	}
-	return dialTCP(ctx, d, t.IPFamily, addr)
+	conn, err := dialTCP(ctx, d, t.IPFamily, addr)
+	if err != nil && errors.Is(err, syscall.ECONNRESET) {
+		return newResetConn(err), nil
+	}
+	return conn, err
 }
+
+// resetConn stands for a connection reset before connect returned: every
+// read and write fails with the connect's error, as they would have on the
+// connection.
+type resetConn struct {
+	err    error
+	remote net.Addr
+}
+
+// newResetConn returns the resetConn of a connect that failed with err.
+func newResetConn(err error) resetConn {
+	c := resetConn{err: err, remote: &net.TCPAddr{}}
+	var opErr *net.OpError
+	if errors.As(err, &opErr) && opErr.Addr != nil {
+		c.remote = opErr.Addr
+	}
+	return c
+}
+
+func (c resetConn) Read([]byte) (int, error)         { return 0, c.err }
+func (c resetConn) Write([]byte) (int, error)        { return 0, c.err }
+func (c resetConn) Close() error                     { return nil }
+func (c resetConn) LocalAddr() net.Addr              { return &net.TCPAddr{} }
+func (c resetConn) RemoteAddr() net.Addr             { return c.remote }
+func (c resetConn) SetDeadline(time.Time) error      { return nil }
+func (c resetConn) SetReadDeadline(time.Time) error  { return nil }
+func (c resetConn) SetWriteDeadline(time.Time) error { return nil }
 
 // withKeepAlive returns a copy of d whose connections have TCP keep-alive
 // (see keptAliveConnections).

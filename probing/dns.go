@@ -191,22 +191,25 @@ func exchangeUDP(conn net.Conn, q *dnsQuery) (*dnsResponse, error) {
 // exchangeTCP sends q with its 2-byte length prefix and reads one response.
 func exchangeTCP(conn net.Conn, q *dnsQuery) (*dnsResponse, error) {
 	out := binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(q.msg)), uint16(len(q.msg)))
-	if _, err := conn.Write(append(out, q.msg...)); err != nil {
+	// A server that closed the connection (or reset it: timing) may have
+	// responded first: its response is still read.
+	if _, err := conn.Write(append(out, q.msg...)); err != nil && !closedByServer(err) {
 		return nil, err
 	}
 	var prefix [2]byte
-	if _, err := io.ReadFull(conn, prefix[:]); err != nil {
-		if errors.Is(err, io.EOF) {
+	if n, err := io.ReadFull(conn, prefix[:]); err != nil {
+		switch {
+		case !closedByServer(err):
+			return nil, err
+		case n == 0:
 			return nil, errors.New("the server closed the connection without responding")
-		}
-		if errors.Is(err, io.ErrUnexpectedEOF) {
+		default:
 			return nil, malformed("the server closed the connection in the length prefix")
 		}
-		return nil, err
 	}
 	msg := make([]byte, binary.BigEndian.Uint16(prefix[:]))
 	if _, err := io.ReadFull(conn, msg); err != nil {
-		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		if closedByServer(err) {
 			return nil, malformed("the server closed the connection in the middle of the response")
 		}
 		return nil, err

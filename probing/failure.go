@@ -5,21 +5,26 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/networkio/webchecker/probing/egress"
 )
 
 // failure classifies the error of an HTTP probe. ctx is the caller's
 // context, probeCtx the one bounded by the target's timeout, req the request
-// that failed. The message starts with the method and URL that failed, as
-// net/http's *url.Error names them: after redirects, the last URL.
-func (p *HTTPProber) failure(ctx, probeCtx context.Context, t Target, req *http.Request, err error) Result {
+// that failed; answered tells whether the server had sent a byte of its
+// answer to it (see closedByServer). The message starts with the method
+// and URL that failed, as net/http's *url.Error names them: after
+// redirects, the last URL.
+func (p *HTTPProber) failure(ctx, probeCtx context.Context, t Target, req *http.Request, answered bool, err error) Result {
 	op, failedURL, cause := urlErrorOp(req.Method), redactURL(req.URL), err
 	if ue, inner := unwrapURLError(err); ue != nil { // the client's own prefix names the failing URL
 		op, failedURL, cause = ue.Op, ue.URL, inner
@@ -40,7 +45,48 @@ func (p *HTTPProber) failure(ctx, probeCtx context.Context, t Target, req *http.
 			Message: op + " " + strconv.Quote(redactURL(redirectErr.url)) + ": " + redirectErr.Error(),
 		}
 	}
-	return Result{Reason: classify(err), Message: prefix + stableErrorText(cause, p.opts.DNSServer, targetAddr(failedURL))}
+	reason := classify(err)
+	if reason == ReasonConnectionFailed && !answered && closedByServer(err) {
+		return Result{Reason: reason, Message: prefix + msgClosedBeforeAnswer}
+	}
+	return Result{Reason: reason, Message: prefix + stableErrorText(cause, p.opts.DNSServer, targetAddr(failedURL))}
+}
+
+// msgClosedBeforeAnswer is the message of a connection that the server
+// closed or reset before the first byte of its answer. Whether the client
+// then sees the end of the stream, a reset on reading, a reset of its
+// write or of its connect depends on timing alone (a server that closes
+// with the client's request unread sends a reset; one that closes before
+// the connect completed resets that), and a message that changed between
+// identical probes would rewrite the status at every probe.
+const msgClosedBeforeAnswer = "the server closed the connection before answering"
+
+// closedByServer reports whether err is one of the ways a connection the
+// server closed or reset shows: io.EOF, io.ErrUnexpectedEOF (in the middle
+// of a TLS record), ECONNRESET, EPIPE, or one of net/http's errors for a
+// connection that closed before a request could use it (which wrap
+// nothing; see closedConnTexts).
+func closedByServer(err error) bool {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	for _, e := range errorChain(err) {
+		if slices.Contains(closedConnTexts, e.Error()) {
+			return true
+		}
+	}
+	return false
+}
+
+// closedConnTexts are the texts of net/http's unexported errors for a
+// connection that closed before its first request could use it: an
+// HTTP/1 connection whose server closed it while the request was being
+// sent, an HTTP/2 one that closed between its handshake and its first
+// request.
+var closedConnTexts = []string{
+	"http: server closed idle connection",
+	"http2: client conn could not be established",
 }
 
 // targetAddr returns the host and port of rawURL as written, with the
@@ -167,6 +213,11 @@ var (
 	certTimeRE = regexp.MustCompile(`: current time \S+ is (?:after|before) \S+`)
 )
 
+// brokenConnection is what net/http puts before the error of an HTTP/1
+// connection that broke when the request had been partly written, and
+// not when it had not been: timing.
+const brokenConnection = "net/http: HTTP/1.x transport connection broken: "
+
 // stableErrorText returns the text of err without the parts that change
 // between identical failures, so that a failure that persists keeps the
 // same Result message. dnsServer is the server the resolver really asks
@@ -197,6 +248,7 @@ func stableErrorText(err error, dnsServer, addr string) string {
 		fixed.Server = dnsServer
 		msg = strings.Replace(msg, dnsErr.Error(), fixed.Error(), 1)
 	}
+	msg = strings.Replace(msg, brokenConnection, "", 1)
 	msg = localAddrRE.ReplaceAllString(msg, "")
 	msg = streamIDRE.ReplaceAllString(msg, "")
 	msg = certTimeRE.ReplaceAllString(msg, "")

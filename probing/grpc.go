@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"google.golang.org/grpc"
@@ -175,8 +176,45 @@ func (p *GRPCProber) dial(probeCtx context.Context, t Target, rec *connFailure) 
 			rec.set(err)
 			return nil, err
 		}
-		return conn, nil
+		return &closeRecordingConn{Conn: conn, rec: rec}, nil
 	}
+}
+
+// closeRecordingConn is a probe's connection (the TCP one, and the TLS one
+// on top of it once the handshake is done) that notes in rec a server that
+// closed it before sending a byte. gRPC reports that as "error reading
+// server preface: EOF", "...: connection reset by peer" or a reset of its
+// own preface's write, depending on timing alone (see
+// msgClosedBeforeAnswer). A write that fails because the server closed the
+// connection is not reported at all: what the server sent before it
+// closed, which the client reads next, is the answer, and which of the two
+// gRPC would report first is timing again.
+type closeRecordingConn struct {
+	net.Conn
+	rec     *connFailure
+	gotData atomic.Bool
+}
+
+// Read reads as the wrapped connection does.
+func (c *closeRecordingConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	if n > 0 {
+		c.gotData.Store(true)
+	}
+	if err != nil && !c.gotData.Load() && closedByServer(err) {
+		c.rec.closedSilently.Store(true)
+	}
+	return n, err
+}
+
+// Write writes as the wrapped connection does, except that a write to a
+// connection the server closed succeeds (its bytes are lost).
+func (c *closeRecordingConn) Write(b []byte) (int, error) {
+	n, err := c.Conn.Write(b)
+	if err != nil && closedByServer(err) {
+		return len(b), nil
+	}
+	return n, err
 }
 
 // failure classifies the error of a health check call. ctx is the
@@ -195,10 +233,17 @@ func (p *GRPCProber) failure(ctx, probeCtx context.Context, t Target, addr strin
 		return Result{Reason: ReasonGRPCError, Message: grpcStatusText(err)}
 	}
 	if cerr := rec.get(); cerr != nil {
-		return Result{Reason: connReason(cerr), Message: stableErrorText(cerr, p.opts.DNSServer, addr)}
+		reason := connReason(cerr)
+		if reason == ReasonConnectionFailed && closedByServer(cerr) { // a reset connect, a handshake cut short
+			return Result{Reason: reason, Message: msgClosedBeforeAnswer}
+		}
+		return Result{Reason: reason, Message: stableErrorText(cerr, p.opts.DNSServer, addr)}
 	}
-	// The connection came up but not as HTTP/2 (no server preface, ...):
-	// gRPC's status says why.
+	if rec.closedSilently.Load() {
+		return Result{Reason: ReasonConnectionFailed, Message: msgClosedBeforeAnswer}
+	}
+	// The connection came up but not as HTTP/2 (a preface that is not
+	// HTTP/2's, ...): gRPC's status says why.
 	return Result{Reason: ReasonConnectionFailed, Message: stableErrorText(errors.New(status.Convert(err).Message()), "", "")}
 }
 
@@ -253,10 +298,12 @@ func judgeServingStatus(st healthpb.HealthCheckResponse_ServingStatus, state *tl
 }
 
 // connFailure remembers the last error of a probe's connection attempts
-// (dial or TLS handshake): gRPC reports it to the call only as text.
+// (dial or TLS handshake), and whether the server closed a connection
+// before sending anything: gRPC reports them to the call only as text.
 type connFailure struct {
-	mu  sync.Mutex
-	err error
+	mu             sync.Mutex
+	err            error
+	closedSilently atomic.Bool
 }
 
 func (f *connFailure) set(err error) {
@@ -287,13 +334,16 @@ type recordingCredentials struct {
 // ClientHandshake shakes hands as the wrapped credentials do.
 func (c recordingCredentials) ClientHandshake(ctx context.Context, authority string, conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	tlsConn, info, err := c.TransportCredentials.ClientHandshake(ctx, authority, conn)
-	if err != nil {
-		recorded := err
-		if strings.Contains(err.Error(), "missing selected ALPN property") {
-			recorded = errNoH2 // instead of grpc-go's advice to its upgraders
-		}
-		c.rec.set(&handshakeError{err: recorded})
+	if err == nil {
+		// The handshake's bytes were not an answer: watch for a close
+		// before the server's HTTP/2 preface above TLS.
+		return &closeRecordingConn{Conn: tlsConn, rec: c.rec}, info, nil
 	}
+	recorded := err
+	if strings.Contains(err.Error(), "missing selected ALPN property") {
+		recorded = errNoH2 // instead of grpc-go's advice to its upgraders
+	}
+	c.rec.set(&handshakeError{err: recorded})
 	return tlsConn, info, err
 }
 

@@ -332,7 +332,7 @@ func grpcTLSFailures(s grpcTLSServers) map[string]grpcTLSFailure {
 		"grpc to a TLS server": {
 			target:      grpcTarget("grpc://healthy.test:"+secure.port, ""),
 			wantReason:  probing.ReasonConnectionFailed,
-			wantMessage: `health check of "grpc://healthy.test:` + secure.port + `": connection error: desc = "error reading server preface: EOF"`,
+			wantMessage: `health check of "grpc://healthy.test:` + secure.port + `": the server closed the connection before answering`,
 		},
 		"TLS server without ALPN": {
 			target:      grpcTLSTarget("grpcs://healthy.test:"+s.noALPNAtAll, trustCA, 0),

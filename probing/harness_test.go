@@ -100,6 +100,23 @@ func resetOn(t *testing.T, ln net.Listener) {
 	})
 }
 
+// closingServer accepts connections on ln (a new loopback listener when
+// nil) and closes each after before(c), until the test ends. It returns
+// its address.
+func closingServer(t *testing.T, ln net.Listener, before func(c net.Conn)) string {
+	t.Helper()
+	if ln == nil {
+		var err error
+		ln, err = net.Listen("tcp", "127.0.0.1:0")
+		require.NoError(t, err)
+	}
+	serveRaw(t, ln, func(c net.Conn) {
+		before(c)
+		_ = c.Close()
+	})
+	return ln.Addr().String()
+}
+
 // serveRaw accepts connections on ln until the test ends and hands each
 // to handle, with a deadline, closing it when handle returns. The test
 // waits for every handler.

@@ -239,12 +239,12 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 func (p *HTTPProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
 	tracer := newPhaseTracer()
-	res := finish(p.probe(httptrace.WithClientTrace(ctx, tracer.clientTrace()), t), start)
+	res := finish(p.probe(httptrace.WithClientTrace(ctx, tracer.clientTrace()), t, tracer), start)
 	res.Phases = tracer.finish()
 	return res
 }
 
-func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
+func (p *HTTPProber) probe(ctx context.Context, t Target, tracer *phaseTracer) Result {
 	start := time.Now()
 	if _, err := t.validateFor("HTTP", KindHTTP); err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
@@ -263,7 +263,7 @@ func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 
 	resp, err := client.Do(req)
 	if err != nil {
-		res := p.failure(ctx, probeCtx, t, req, withoutProxyConnect(err))
+		res := p.failure(ctx, probeCtx, t, req, tracer.answered(), withoutProxyConnect(err))
 		if resp != nil { // CheckRedirect failed; the body is already closed
 			res.StatusCode = resp.StatusCode
 		}
@@ -276,7 +276,7 @@ func (p *HTTPProber) probe(ctx context.Context, t Target) Result {
 	body, err := p.readBody(resp, t.BodyMatch, t.Judge != nil && t.Judge.NeedsBody())
 	_ = resp.Body.Close() // an unread rest closes the connection
 	if err != nil && !errors.Is(err, io.EOF) {
-		res := p.failure(ctx, probeCtx, t, resp.Request, fmt.Errorf("read response body: %w", err))
+		res := p.failure(ctx, probeCtx, t, resp.Request, true, fmt.Errorf("read response body: %w", err))
 		res.StatusCode = resp.StatusCode
 		return res
 	}

@@ -125,7 +125,9 @@ func (p *tcpProber) probe(ctx context.Context, t Target, start time.Time) Result
 	var reply []byte
 	if o := t.TCP; o != nil {
 		if o.Send != "" {
-			if _, err := io.WriteString(conn, o.Send); err != nil {
+			// A server that closed the connection may have answered
+			// first: its reply is still read.
+			if _, err := io.WriteString(conn, o.Send); err != nil && (o.Expect == nil || !closedByServer(err)) {
 				return p.failure(ctx, probeCtx, t, tt, "send", err)
 			}
 		}
@@ -198,5 +200,11 @@ func (p *tcpProber) failure(ctx, probeCtx context.Context, t Target, tt tcpTarge
 	case probeCtx.Err() != nil, classify(err) == ReasonTimeout: // the deadline is probeCtx's
 		return Result{Reason: ReasonTimeout, Message: prefix + "timeout after " + t.Timeout.String()}
 	}
-	return Result{Reason: classify(err), Message: prefix + stableErrorText(err, p.opts.DNSServer, tt.addr)}
+	reason := classify(err)
+	if reason == ReasonConnectionFailed && closedByServer(err) {
+		// A close (or a reset) during the handshake or a send: nothing
+		// was read yet (see msgClosedBeforeAnswer).
+		return Result{Reason: reason, Message: prefix + msgClosedBeforeAnswer}
+	}
+	return Result{Reason: reason, Message: prefix + stableErrorText(err, p.opts.DNSServer, tt.addr)}
 }

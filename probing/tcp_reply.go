@@ -1,7 +1,6 @@
 package probing
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"regexp"
@@ -99,7 +98,7 @@ func (m *replyMatcher) read(r io.Reader) ([]byte, replyEnd, error) {
 		switch {
 		case n > 0 && m.match(reply, full):
 			return reply, replyMatched, nil
-		case errors.Is(err, io.EOF):
+		case closedByServer(err): // the end of the stream, or a reset: timing tells them apart
 			if (len(reply) == 0 || m.skipped) && m.match(reply, true) {
 				return reply, replyMatched, nil
 			}

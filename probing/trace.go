@@ -116,8 +116,8 @@ type phaseTracer struct {
 	timings PhaseTimings
 	// Start times of the phases in progress (zero when none).
 	dnsStart, connectStart, tlsStart, wroteRequest, firstByte time.Time
-	// answered is set once the current request got its first response byte.
-	answered bool
+	// gotAnswer is set once the current request got its first response byte.
+	gotAnswer bool
 	// done is set by finish: later callbacks of abandoned dials are ignored.
 	done bool
 }
@@ -129,6 +129,12 @@ func newPhaseTracer() *phaseTracer {
 // clientTrace returns the hooks that feed t.
 func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
+		// Every request of a redirect chain gets a connection first.
+		GetConn: func(string) {
+			t.mu.Lock()
+			t.gotAnswer = false
+			t.mu.Unlock()
+		},
 		DNSStart: func(httptrace.DNSStartInfo) { t.start(&t.dnsStart) },
 		DNSDone:  func(httptrace.DNSDoneInfo) { t.end(&t.dnsStart, PhaseDNS) },
 		// With several addresses a dialer may race connections (happy
@@ -154,7 +160,7 @@ func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
 			t.mu.Lock()
 			now := time.Now()
 			t.closeTransferLocked(now) // the previous hop of a redirect chain
-			t.wroteRequest, t.answered = now, false
+			t.wroteRequest, t.gotAnswer = now, false
 			t.mu.Unlock()
 		},
 		// Processing runs from the request written to the first response
@@ -162,7 +168,7 @@ func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
 		// after the answer came: then it runs from the headers written.
 		WroteRequest: func(httptrace.WroteRequestInfo) {
 			t.mu.Lock()
-			if !t.answered {
+			if !t.gotAnswer {
 				t.wroteRequest = time.Now()
 			}
 			t.mu.Unlock()
@@ -171,7 +177,7 @@ func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
 			t.mu.Lock()
 			now := time.Now()
 			t.endLocked(&t.wroteRequest, PhaseProcessing, now)
-			t.firstByte, t.answered = now, true
+			t.firstByte, t.gotAnswer = now, true
 			t.mu.Unlock()
 		},
 	}
@@ -218,4 +224,12 @@ func (t *phaseTracer) finish() PhaseTimings {
 	t.closeTransferLocked(time.Now())
 	t.done = true
 	return t.timings
+}
+
+// answered reports whether the current request (the last of a redirect
+// chain) got the first byte of its response.
+func (t *phaseTracer) answered() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.gotAnswer
 }
