@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,7 +31,10 @@ func TestServerClosesBeforeAnswering(t *testing.T) {
 		require.NoError(t, err)
 		return tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{cert.TLS}, NextProtos: []string{"h2", "http/1.1"}})
 	}
-	// The servers; the TLS one shakes hands first.
+	redirector := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, r.URL.Query().Get("to"), http.StatusFound)
+	}))
+	// The servers; the TLS ones shake hands first.
 	servers := map[string]string{
 		"closes at once":                 closingServer(t, nil, func(net.Conn) {}),
 		"resets at once":                 closingServer(t, nil, func(c net.Conn) { _ = c.(*net.TCPConn).SetLinger(0) }),
@@ -56,6 +60,14 @@ func TestServerClosesBeforeAnswering(t *testing.T) {
 			target: func(addr string) probing.Target {
 				target := closedTarget("http://" + addr + "/")
 				target.ReuseConnections = true
+				return target
+			},
+			want: probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "http://{addr}/": ` + closed},
+		},
+		"http, redirected to the server": {
+			target: func(addr string) probing.Target {
+				target := closedTarget(redirector.URL + "/?to=" + url.QueryEscape("http://"+addr+"/"))
+				target.FollowRedirects = true
 				return target
 			},
 			want: probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "http://{addr}/": ` + closed},

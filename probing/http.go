@@ -239,13 +239,12 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 func (p *HTTPProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
 	tracer := newPhaseTracer()
-	res := finish(p.probe(httptrace.WithClientTrace(ctx, tracer.clientTrace()), t, tracer), start)
+	res := finish(p.probe(httptrace.WithClientTrace(ctx, tracer.clientTrace()), t, tracer, start), start)
 	res.Phases = tracer.finish()
 	return res
 }
 
-func (p *HTTPProber) probe(ctx context.Context, t Target, tracer *phaseTracer) Result {
-	start := time.Now()
+func (p *HTTPProber) probe(ctx context.Context, t Target, tracer *phaseTracer, start time.Time) Result {
 	if _, err := t.validateFor("HTTP", KindHTTP); err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
 	}
@@ -311,7 +310,9 @@ func (p *HTTPProber) newRequest(ctx context.Context, t Target) (*http.Request, e
 		sensitive = append(sensitive, "Authorization")
 	}
 	ctx = context.WithValue(ctx, followRedirectsKey{}, t.FollowRedirects)
-	ctx = context.WithValue(ctx, sensitiveHeadersKey{}, sensitive)
+	if len(sensitive) > 0 {
+		ctx = context.WithValue(ctx, sensitiveHeadersKey{}, sensitive)
+	}
 	var body io.Reader
 	if t.Body != "" {
 		body = strings.NewReader(t.Body) // replayed on 307/308 redirects

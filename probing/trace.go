@@ -129,12 +129,6 @@ func newPhaseTracer() *phaseTracer {
 // clientTrace returns the hooks that feed t.
 func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		// Every request of a redirect chain gets a connection first.
-		GetConn: func(string) {
-			t.mu.Lock()
-			t.gotAnswer = false
-			t.mu.Unlock()
-		},
 		DNSStart: func(httptrace.DNSStartInfo) { t.start(&t.dnsStart) },
 		DNSDone:  func(httptrace.DNSDoneInfo) { t.end(&t.dnsStart, PhaseDNS) },
 		// With several addresses a dialer may race connections (happy
@@ -142,6 +136,7 @@ func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
 		// connection that succeeded.
 		ConnectStart: func(string, string) {
 			t.mu.Lock()
+			t.gotAnswer = false // a new connection: a request of a redirect chain not yet answered
 			if t.connectStart.IsZero() {
 				now := time.Now()
 				t.closeTransferLocked(now) // the previous hop of a redirect chain
@@ -191,6 +186,7 @@ func (t *phaseTracer) start(at *time.Time) {
 	now := time.Now()
 	t.closeTransferLocked(now)
 	*at = now
+	t.gotAnswer = false // as in ConnectStart
 	t.mu.Unlock()
 }
 
@@ -227,7 +223,9 @@ func (t *phaseTracer) finish() PhaseTimings {
 }
 
 // answered reports whether the current request (the last of a redirect
-// chain) got the first byte of its response.
+// chain) got the first byte of its response. Each request of a chain
+// starts unanswered at its first event: name resolution, connection, or
+// (over a kept connection) its headers written.
 func (t *phaseTracer) answered() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()

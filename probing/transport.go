@@ -84,7 +84,13 @@ func (ts *transports) client(key transportKey, proxy *Proxy) (*http.Client, erro
 	if err != nil {
 		return nil, err
 	}
-	c := &pooledClient{client: &http.Client{Transport: t, CheckRedirect: checkRedirect}, transport: t, lastUsed: now}
+	var rt http.RoundTripper = t
+	if !key.reuseConnections && key.proxyURL == "" {
+		// A connection per request: plain HTTP goes without the pool's
+		// machinery (see oneShotTransport).
+		rt = &oneShotTransport{dial: t.DialContext, maxHeaderBytes: t.MaxResponseHeaderBytes, next: t}
+	}
+	c := &pooledClient{client: &http.Client{Transport: rt, CheckRedirect: checkRedirect}, transport: t, lastUsed: now}
 	ts.clients[key] = c
 	return c.client, nil
 }
