@@ -43,9 +43,12 @@ func keyOf(t Target) transportKey {
 
 type pooledClient struct {
 	client    *http.Client
-	transport *http.Transport
+	transport idleCloser
 	lastUsed  time.Time
 }
+
+// idleCloser is a transport with connections kept idle.
+type idleCloser interface{ CloseIdleConnections() }
 
 // transports holds one client per transportKey. Clients other than the
 // default one are dropped (and their idle connections closed) when unused
@@ -85,12 +88,14 @@ func (ts *transports) client(key transportKey, proxy *Proxy) (*http.Client, erro
 		return nil, err
 	}
 	var rt http.RoundTripper = t
-	if !key.reuseConnections && key.proxyURL == "" {
-		// A connection per request: plain HTTP goes without the pool's
-		// machinery (see oneShotTransport).
-		rt = &oneShotTransport{dial: t.DialContext, maxHeaderBytes: t.MaxResponseHeaderBytes, next: t}
+	var idle idleCloser = t
+	if key.proxyURL == "" {
+		// Plain HTTP goes without http.Transport's connection machinery
+		// (see http1Transport).
+		h1 := newHTTP1Transport(t, key.reuseConnections)
+		rt, idle = h1, h1
 	}
-	c := &pooledClient{client: &http.Client{Transport: rt, CheckRedirect: checkRedirect}, transport: t, lastUsed: now}
+	c := &pooledClient{client: &http.Client{Transport: rt, CheckRedirect: checkRedirect}, transport: idle, lastUsed: now}
 	ts.clients[key] = c
 	return c.client, nil
 }

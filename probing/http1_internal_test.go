@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// oneShotTransport sends plain-HTTP requests itself and leaves to
+// http1Transport sends plain-HTTP requests itself and leaves to
 // http.Transport what only it does as net/http users expect.
-func TestOneShotTransportHandles(t *testing.T) {
+func TestHTTP1TransportHandles(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
 		url    string
@@ -30,7 +30,7 @@ func TestOneShotTransportHandles(t *testing.T) {
 		"a header name with a space":      {url: "http://example.test/", header: http.Header{"X Bad": {"v"}}},
 		"a method that is not a token":    {url: "http://example.test/", method: "GET X"},
 	}
-	transport := &oneShotTransport{}
+	transport := &http1Transport{}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -1,0 +1,9 @@
+//go:build !unix
+
+package probing
+
+// idleUsable tells whether an idle connection can take a request: nothing
+// is buffered. (Without a peek at the socket, a connection the server
+// closed is found out by the request, which is then sent again when it
+// can be: see http1Transport.)
+func (c *http1Conn) idleUsable() bool { return c.br.Buffered() == 0 }
