@@ -45,82 +45,10 @@ func TestServerClosesBeforeAnswering(t *testing.T) {
 			time.Sleep(time.Millisecond) // the client's first bytes arrive unread: a reset
 		}),
 	}
-	const closed = "the server closed the connection before answering"
-	// The probes, and their outcome on a server that closes: want, or
-	// wantTLS on the TLS server.
-	probes := map[string]struct {
-		target        func(addr string) probing.Target
-		want, wantTLS probing.Result
-	}{
-		"http": {
-			target: func(addr string) probing.Target { return closedTarget("http://" + addr + "/") },
-			want:   probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "http://{addr}/": ` + closed},
-		},
-		"http, reusing connections": {
-			target: func(addr string) probing.Target {
-				target := closedTarget("http://" + addr + "/")
-				target.ReuseConnections = true
-				return target
-			},
-			want: probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "http://{addr}/": ` + closed},
-		},
-		"http, redirected to the server": {
-			target: func(addr string) probing.Target {
-				target := closedTarget(redirector.URL + "/?to=" + url.QueryEscape("http://"+addr+"/"))
-				target.FollowRedirects = true
-				return target
-			},
-			want: probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "http://{addr}/": ` + closed},
-		},
-		"https": {
-			target: func(addr string) probing.Target { return closedTarget("https://" + addr + "/") },
-			want:   probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "https://{addr}/": ` + closed},
-		},
-		"grpc": {
-			target: func(addr string) probing.Target { return closedTarget("grpc://" + addr) },
-			want:   probing.Result{Reason: probing.ReasonConnectionFailed, Message: `health check of "grpc://{addr}": ` + closed},
-		},
-		"grpcs": {
-			target: func(addr string) probing.Target { return closedTarget("grpcs://" + addr) },
-			want:   probing.Result{Reason: probing.ReasonConnectionFailed, Message: `health check of "grpcs://{addr}": ` + closed},
-		},
-		"tcp, connect only: the server accepted": {
-			target: func(addr string) probing.Target { return closedTarget("tcp://" + addr) },
-			want:   probing.Result{Success: true, Reason: probing.ReasonSucceeded, Message: probing.ReadyMessage},
-		},
-		"tcp, query and reply": {
-			target: func(addr string) probing.Target {
-				target := closedTarget("tcp://" + addr)
-				target.TCP = expectReply("PING\r\n", `^\+PONG`, 1024)
-				return target
-			},
-			want: probing.Result{Reason: probing.ReasonUnexpectedReply, Message: `read "tcp://{addr}": reply does not match "^\\+PONG": the server closed the connection`},
-		},
-		"tls": {
-			target:  func(addr string) probing.Target { return closedTarget("tls://" + addr) },
-			want:    probing.Result{Reason: probing.ReasonConnectionFailed, Message: `handshake "tls://{addr}": ` + closed},
-			wantTLS: probing.Result{Success: true, Reason: probing.ReasonSucceeded, Message: probing.ReadyMessage},
-		},
-		"tls, query and reply": {
-			target: func(addr string) probing.Target {
-				target := closedTarget("tls://" + addr)
-				target.TCP = expectReply("PING\r\n", `^\+PONG`, 1024)
-				return target
-			},
-			want:    probing.Result{Reason: probing.ReasonConnectionFailed, Message: `handshake "tls://{addr}": ` + closed},
-			wantTLS: probing.Result{Reason: probing.ReasonUnexpectedReply, Message: `read "tls://{addr}": reply does not match "^\\+PONG": the server closed the connection`},
-		},
-		"dns over tcp": {
-			target: func(addr string) probing.Target {
-				return dnsTarget(addr, probing.DNSOptions{Name: "a.test", Type: "A", Transport: "tcp"})
-			},
-			want: probing.Result{Reason: probing.ReasonConnectionFailed, Message: `dns query "a.test." A to "dns://{addr}": the server closed the connection without responding`},
-		},
-	}
 	prober := newKindProber(t, newDNS(t), probing.ProberOptions{})
 	const probesEach = 25
 	for server, addr := range servers {
-		for name, p := range probes {
+		for name, p := range closedProbes(redirector.URL) {
 			t.Run(server+"/"+name, func(t *testing.T) {
 				t.Parallel()
 				want := p.want
@@ -147,4 +75,82 @@ func closedTarget(url string) probing.Target {
 		target.Method = http.MethodGet
 	}
 	return target
+}
+
+// pingTarget is closedTarget with a query and the reply it expects.
+func pingTarget(url string) probing.Target {
+	target := closedTarget(url)
+	target.TCP = expectReply("PING\r\n", `^\+PONG`, 1024)
+	return target
+}
+
+// closedProbe is a probe of TestServerClosesBeforeAnswering and its outcome
+// on a server that closes: want, or wantTLS on the TLS servers.
+type closedProbe struct {
+	target        func(addr string) probing.Target
+	want, wantTLS probing.Result
+}
+
+// closedProbes are the probes of TestServerClosesBeforeAnswering;
+// redirector redirects to its "to" query parameter.
+func closedProbes(redirector string) map[string]closedProbe {
+	const closed = "the server closed the connection before answering"
+	return map[string]closedProbe{
+		"http": {
+			target: func(addr string) probing.Target { return closedTarget("http://" + addr + "/") },
+			want:   probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "http://{addr}/": ` + closed},
+		},
+		"http, reusing connections": {
+			target: func(addr string) probing.Target {
+				target := closedTarget("http://" + addr + "/")
+				target.ReuseConnections = true
+				return target
+			},
+			want: probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "http://{addr}/": ` + closed},
+		},
+		"http, redirected to the server": {
+			target: func(addr string) probing.Target {
+				target := closedTarget(redirector + "/?to=" + url.QueryEscape("http://"+addr+"/"))
+				target.FollowRedirects = true
+				return target
+			},
+			want: probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "http://{addr}/": ` + closed},
+		},
+		"https": {
+			target: func(addr string) probing.Target { return closedTarget("https://" + addr + "/") },
+			want:   probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "https://{addr}/": ` + closed},
+		},
+		"grpc": {
+			target: func(addr string) probing.Target { return closedTarget("grpc://" + addr) },
+			want:   probing.Result{Reason: probing.ReasonConnectionFailed, Message: `health check of "grpc://{addr}": ` + closed},
+		},
+		"grpcs": {
+			target: func(addr string) probing.Target { return closedTarget("grpcs://" + addr) },
+			want:   probing.Result{Reason: probing.ReasonConnectionFailed, Message: `health check of "grpcs://{addr}": ` + closed},
+		},
+		"tcp, connect only: the server accepted": {
+			target: func(addr string) probing.Target { return closedTarget("tcp://" + addr) },
+			want:   probing.Result{Success: true, Reason: probing.ReasonSucceeded, Message: probing.ReadyMessage},
+		},
+		"tcp, query and reply": {
+			target: func(addr string) probing.Target { return pingTarget("tcp://" + addr) },
+			want:   probing.Result{Reason: probing.ReasonUnexpectedReply, Message: `read "tcp://{addr}": reply does not match "^\\+PONG": the server closed the connection`},
+		},
+		"tls": {
+			target:  func(addr string) probing.Target { return closedTarget("tls://" + addr) },
+			want:    probing.Result{Reason: probing.ReasonConnectionFailed, Message: `handshake "tls://{addr}": ` + closed},
+			wantTLS: probing.Result{Success: true, Reason: probing.ReasonSucceeded, Message: probing.ReadyMessage},
+		},
+		"tls, query and reply": {
+			target:  func(addr string) probing.Target { return pingTarget("tls://" + addr) },
+			want:    probing.Result{Reason: probing.ReasonConnectionFailed, Message: `handshake "tls://{addr}": ` + closed},
+			wantTLS: probing.Result{Reason: probing.ReasonUnexpectedReply, Message: `read "tls://{addr}": reply does not match "^\\+PONG": the server closed the connection`},
+		},
+		"dns over tcp": {
+			target: func(addr string) probing.Target {
+				return dnsTarget(addr, probing.DNSOptions{Name: "a.test", Type: "A", Transport: "tcp"})
+			},
+			want: probing.Result{Reason: probing.ReasonConnectionFailed, Message: `dns query "a.test." A to "dns://{addr}": the server closed the connection without responding`},
+		},
+	}
 }

@@ -153,112 +153,119 @@ func countingServer(t *testing.T, idleTimeout time.Duration) (*httptest.Server, 
 	return srv, &conns
 }
 
+// countingRawServer serves every connection with handle until the test
+// ends, and counts them. It returns its URL.
+func countingRawServer(t *testing.T, handle func(br *bufio.Reader, c net.Conn)) (string, *atomic.Int64) {
+	t.Helper()
+	var accepted atomic.Int64
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	serveRaw(t, ln, func(c net.Conn) {
+		accepted.Add(1)
+		handle(bufio.NewReader(c), c)
+	})
+	return "http://" + ln.Addr().String() + "/", &accepted
+}
+
 // reuseTarget is a GET of url over kept connections.
 func reuseTarget(url string) probing.Target {
 	return probing.Target{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: true}
 }
 
-// Kept connections: a probe takes the one the last probe left, unless the
-// server closed it, it expired, the last body was not read to its end, or
-// the pool is full.
-func TestHTTPProberKeptConnections(t *testing.T) {
+// A kept connection that the server closed while it was idle is not used.
+func TestHTTPProberKeptConnectionClosedWhileIdle(t *testing.T) {
 	t.Parallel()
+	prober := newProber(t, newDNS(t), probing.ProberOptions{})
+	srv, conns := countingServer(t, 50*time.Millisecond)
+	target := reuseTarget(srv.URL + "/")
+	target.Method, target.Body = http.MethodPost, "x" // not sent again on a failure
+	require.True(t, prober.Probe(t.Context(), target).Success)
+	require.Eventually(t, func() bool { return conns.closed.Load() == 1 }, relaxedTimeout, 5*time.Millisecond, "the server closes the idle connection")
+	res := prober.Probe(t.Context(), target)
+	assert.True(t, res.Success, "%+v", res)
+	assert.EqualValues(t, 2, conns.opened.Load())
+}
 
-	t.Run("a connection the server closed while idle is not used", func(t *testing.T) {
-		t.Parallel()
-		prober := newProber(t, newDNS(t), probing.ProberOptions{})
-		srv, conns := countingServer(t, 50*time.Millisecond)
-		target := reuseTarget(srv.URL + "/")
-		target.Method, target.Body = http.MethodPost, "x" // not sent again on a failure
-		require.True(t, prober.Probe(t.Context(), target).Success)
-		require.Eventually(t, func() bool { return conns.closed.Load() == 1 }, relaxedTimeout, 5*time.Millisecond, "the server closes the idle connection")
-		res := prober.Probe(t.Context(), target)
-		assert.True(t, res.Success, "%+v", res)
-		assert.EqualValues(t, 2, conns.opened.Load())
-	})
+// A kept connection idle for longer than IdleConnTimeout is closed and replaced.
+func TestHTTPProberKeptConnectionExpires(t *testing.T) {
+	t.Parallel()
+	prober := newProber(t, newDNS(t), probing.ProberOptions{IdleConnTimeout: 100 * time.Millisecond})
+	srv, conns := countingServer(t, 0)
+	require.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success)
+	require.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success)
+	require.EqualValues(t, 1, conns.opened.Load(), "kept while fresh")
+	time.Sleep(150 * time.Millisecond) // the idle timeout is the subject
+	require.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success)
+	assert.EqualValues(t, 2, conns.opened.Load())
+	assert.Eventually(t, func() bool { return conns.closed.Load() == 1 }, relaxedTimeout, 5*time.Millisecond, "the expired one is closed")
+}
 
-	t.Run("an expired connection is closed and replaced", func(t *testing.T) {
-		t.Parallel()
-		prober := newProber(t, newDNS(t), probing.ProberOptions{IdleConnTimeout: 100 * time.Millisecond})
-		srv, conns := countingServer(t, 0)
+// A response whose body was not read to its end closes its connection.
+func TestHTTPProberKeptConnectionBodyNotReadToItsEnd(t *testing.T) {
+	t.Parallel()
+	prober := newProber(t, newDNS(t), probing.ProberOptions{BodyLimit: 1024})
+	var conns connCounter
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		_, _ = w.Write(make([]byte, 64<<10))
+	}))
+	srv.Config.ConnState = conns.track
+	srv.Start()
+	t.Cleanup(srv.Close)
+	for range 2 {
 		require.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success)
-		require.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success)
-		require.EqualValues(t, 1, conns.opened.Load(), "kept while fresh")
-		time.Sleep(150 * time.Millisecond) // the idle timeout is the subject
-		require.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success)
-		assert.EqualValues(t, 2, conns.opened.Load())
-		assert.Eventually(t, func() bool { return conns.closed.Load() == 1 }, relaxedTimeout, 5*time.Millisecond, "the expired one is closed")
-	})
+	}
+	assert.EqualValues(t, 2, conns.opened.Load())
+	assert.Eventually(t, func() bool { return conns.closed.Load() >= 1 }, relaxedTimeout, 5*time.Millisecond)
+}
 
-	t.Run("a body not read to its end closes its connection", func(t *testing.T) {
-		t.Parallel()
-		prober := newProber(t, newDNS(t), probing.ProberOptions{BodyLimit: 1024})
-		var conns connCounter
-		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			_, _ = w.Write(make([]byte, 64<<10))
-		}))
-		srv.Config.ConnState = conns.track
-		srv.Start()
-		t.Cleanup(srv.Close)
-		for range 2 {
-			require.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success)
-		}
-		assert.EqualValues(t, 2, conns.opened.Load())
-		assert.Eventually(t, func() bool { return conns.closed.Load() >= 1 }, relaxedTimeout, 5*time.Millisecond)
-	})
+// The pool keeps at most MaxIdleConnsPerHost connections per host, and CloseIdleConnections closes them.
+func TestHTTPProberKeptConnectionsPerHost(t *testing.T) {
+	t.Parallel()
+	prober := newProber(t, newDNS(t), probing.ProberOptions{MaxIdleConnsPerHost: 2})
+	var conns connCounter
+	release := make(chan struct{})
+	var waiting sync.WaitGroup
+	waiting.Add(4)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		waiting.Done()
+		<-release // four probes at once: four connections
+		_, _ = io.WriteString(w, "ok")
+	}))
+	srv.Config.ConnState = conns.track
+	srv.Start()
+	t.Cleanup(srv.Close)
+	var probes sync.WaitGroup
+	for range 4 {
+		probes.Go(func() { assert.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success) })
+	}
+	waiting.Wait()
+	close(release)
+	probes.Wait()
+	assert.EqualValues(t, 4, conns.opened.Load())
+	assert.Eventually(t, func() bool { return conns.closed.Load() == 2 }, relaxedTimeout, 5*time.Millisecond, "two kept, two closed")
+	prober.CloseIdleConnections()
+	assert.Eventually(t, func() bool { return conns.closed.Load() == 4 }, relaxedTimeout, 5*time.Millisecond, "closed on demand")
+}
 
-	t.Run("the pool keeps at most its limit per host", func(t *testing.T) {
-		t.Parallel()
-		prober := newProber(t, newDNS(t), probing.ProberOptions{MaxIdleConnsPerHost: 2})
-		var conns connCounter
-		release := make(chan struct{})
-		var waiting sync.WaitGroup
-		waiting.Add(4)
-		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-			waiting.Done()
-			<-release // four probes at once: four connections
-			_, _ = io.WriteString(w, "ok")
-		}))
-		srv.Config.ConnState = conns.track
-		srv.Start()
-		t.Cleanup(srv.Close)
-		var probes sync.WaitGroup
-		for range 4 {
-			probes.Go(func() { assert.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success) })
-		}
-		waiting.Wait()
-		close(release)
-		probes.Wait()
-		assert.EqualValues(t, 4, conns.opened.Load())
-		assert.Eventually(t, func() bool { return conns.closed.Load() == 2 }, relaxedTimeout, 5*time.Millisecond, "two kept, two closed")
-		prober.CloseIdleConnections()
-		assert.Eventually(t, func() bool { return conns.closed.Load() == 4 }, relaxedTimeout, 5*time.Millisecond, "closed on demand")
-	})
-
-	t.Run("bytes after a response: the connection is not used again", func(t *testing.T) {
-		t.Parallel()
-		var accepted atomic.Int64
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		require.NoError(t, err)
-		serveRaw(t, ln, func(c net.Conn) {
-			accepted.Add(1)
-			br := bufio.NewReader(c)
-			for {
-				if _, err := http.ReadRequest(br); err != nil {
-					return
-				}
-				if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 500 Junk\r\n\r\n"); err != nil {
-					return
-				}
+// A connection on which the server sent bytes after a response is not used again.
+func TestHTTPProberKeptConnectionBytesAfterAResponse(t *testing.T) {
+	t.Parallel()
+	url, accepted := countingRawServer(t, func(br *bufio.Reader, c net.Conn) {
+		for {
+			if _, err := http.ReadRequest(br); err != nil {
+				return
 			}
-		})
-		prober := newProber(t, newDNS(t), probing.ProberOptions{}) // closes its connections before the server waits for them
-		for range 3 {
-			res := prober.Probe(t.Context(), reuseTarget("http://"+ln.Addr().String()+"/"))
-			assert.True(t, res.Success, "%+v", res)
+			if _, err := io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nokHTTP/1.1 500 Junk\r\n\r\n"); err != nil {
+				return
+			}
 		}
-		assert.EqualValues(t, 3, accepted.Load())
 	})
+	prober := newProber(t, newDNS(t), probing.ProberOptions{}) // closes its connections before the server waits for them
+	for range 3 {
+		res := prober.Probe(t.Context(), reuseTarget(url))
+		assert.True(t, res.Success, "%+v", res)
+	}
+	assert.EqualValues(t, 3, accepted.Load())
 }
 
 // A request that finds its kept connection closed by the server, with no
@@ -268,12 +275,7 @@ func TestHTTPProberKeptConnectionClosedUnderARequest(t *testing.T) {
 	t.Parallel()
 	// Each connection answers its first request and closes on the second
 	// without answering.
-	var accepted atomic.Int64
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	serveRaw(t, ln, func(c net.Conn) {
-		accepted.Add(1)
-		br := bufio.NewReader(c)
+	url, accepted := countingRawServer(t, func(br *bufio.Reader, c net.Conn) {
 		req, err := http.ReadRequest(br)
 		if err != nil {
 			return
@@ -282,7 +284,6 @@ func TestHTTPProberKeptConnectionClosedUnderARequest(t *testing.T) {
 		_, _ = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok")
 		_, _ = http.ReadRequest(br)
 	})
-	url := "http://" + ln.Addr().String() + "/"
 	tests := map[string]struct {
 		method      string
 		wantSuccess bool
