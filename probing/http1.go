@@ -181,7 +181,7 @@ func (c *http1Conn) close() { _ = c.conn.Close() }
 func (c *http1Conn) exchange(ctx context.Context, req *http.Request, maxHeaderBytes int64, closing bool) (*http.Response, error) {
 	c.answered = false
 	trace := httptrace.ContextClientTrace(ctx)
-	werr, bodyFailed := writeRequest(c.conn, req, closing)
+	bodyFailed, werr := writeRequest(c.conn, req, closing)
 	if trace != nil && trace.WroteRequest != nil {
 		trace.WroteRequest(httptrace.WroteRequestInfo{Err: werr})
 	}
@@ -222,7 +222,7 @@ func (c *http1Conn) exchange(ctx context.Context, req *http.Request, maxHeaderBy
 // body. bodyFailed tells that err is the body's own (reading it failed):
 // net/http reports a failed write of the body as a failed read too, with
 // a type of its own.
-func writeRequest(conn net.Conn, req *http.Request, closing bool) (err error, bodyFailed bool) {
+func writeRequest(conn net.Conn, req *http.Request, closing bool) (bodyFailed bool, err error) {
 	out := *req // RoundTrip must not change the caller's request
 	out.Close = out.Close || closing
 	var body *recordingBody
@@ -237,9 +237,9 @@ func writeRequest(conn net.Conn, req *http.Request, closing bool) (err error, bo
 		requestWriters.Put(bw)
 	}()
 	if err := out.Write(bw); err != nil {
-		return err, body != nil && body.err != nil
+		return body != nil && body.err != nil, err
 	}
-	return bw.Flush(), false
+	return false, bw.Flush()
 }
 
 // recordingBody is a request body that remembers the error of its reads.
