@@ -97,14 +97,7 @@ func targetAddr(rawURL string) string {
 	if err != nil || u.Hostname() == "" {
 		return ""
 	}
-	port := u.Port()
-	if port == "" {
-		port = "80"
-		if u.Scheme == "https" {
-			port = "443"
-		}
-	}
-	return net.JoinHostPort(u.Hostname(), port)
+	return webHostPort(u)
 }
 
 // namedAddr is a net.Addr that is a host name and port, not an address.

@@ -127,7 +127,7 @@ func NewHTTPProber(opts ProberOptions) *HTTPProber {
 	opts = opts.withDefaults()
 	fresh := newDialer(opts)
 	keptAlive := withKeepAlive(fresh)
-	newTransport := func(key transportKey, proxy *Proxy) (*http.Transport, error) {
+	newTransport := func(key transportKey, proxy *Proxy) (http.RoundTripper, error) {
 		dialer := fresh
 		if key.reuseConnections {
 			dialer = keptAlive
@@ -165,8 +165,11 @@ func NewHTTPProber(opts ProberOptions) *HTTPProber {
 			if err := setProxy(tr, dialer, key.family, *proxy); err != nil {
 				return nil, err
 			}
+			return tr, nil
 		}
-		return tr, nil
+		// Plain HTTP goes without http.Transport's connection machinery
+		// (see http1Transport).
+		return newHTTP1Transport(tr, key.reuseConnections), nil
 	}
 	return &HTTPProber{
 		opts: opts,

@@ -77,7 +77,7 @@ func (t *http1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		return t.next.RoundTrip(req)
 	}
 	ctx := req.Context()
-	addr := hostPort(req)
+	addr := webHostPort(req.URL)
 	for {
 		c, reused := t.idle.get(addr)
 		if c == nil {
@@ -254,15 +254,6 @@ func (b *recordingBody) Read(p []byte) (int, error) {
 		b.err = err
 	}
 	return n, err
-}
-
-// hostPort is the address req's URL names, with the HTTP port by default.
-func hostPort(req *http.Request) string {
-	port := req.URL.Port()
-	if port == "" {
-		port = "80"
-	}
-	return net.JoinHostPort(req.URL.Hostname(), port)
 }
 
 func isASCII(s string) bool {

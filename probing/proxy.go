@@ -100,18 +100,6 @@ func statusText(code int) string {
 
 var errConnectResponseTooLarge = fmt.Errorf("CONNECT response header larger than %d bytes", maxConnectResponseBytes)
 
-// proxyHostPort returns the host:port of the proxy at u, with the default
-// port of its scheme (80 for http, 443 for https) when u names none.
-func proxyHostPort(u *url.URL) string {
-	if port := u.Port(); port != "" {
-		return net.JoinHostPort(u.Hostname(), port)
-	}
-	if u.Scheme == "https" {
-		return net.JoinHostPort(u.Hostname(), "443")
-	}
-	return net.JoinHostPort(u.Hostname(), "80")
-}
-
 // proxyAuthorization returns the Proxy-Authorization header of p, "" when
 // p has no credentials.
 func proxyAuthorization(p Proxy) string {
@@ -141,7 +129,7 @@ func dialProxy(ctx context.Context, d *net.Dialer, family IPFamily, p Proxy, tls
 	if err != nil { // validated before; kept so that a probe cannot panic
 		return nil, "", &proxyError{proxy: p.URL, err: err, text: err.Error()}
 	}
-	addr := proxyHostPort(u)
+	addr := webHostPort(u)
 	conn, err := dialTCP(ctx, d, family, addr)
 	if err != nil {
 		return nil, addr, newProxyError(p, addr, "", err)
@@ -309,7 +297,7 @@ func setProxy(tr *http.Transport, d *net.Dialer, family IPFamily, p Proxy) error
 		return fmt.Errorf("proxy URL: %w", err)
 	}
 	// http, even for an https proxy: DialContext shakes hands with it.
-	forHTTP := &url.URL{Scheme: "http", Host: proxyHostPort(u)}
+	forHTTP := &url.URL{Scheme: "http", Host: webHostPort(u)}
 	if p.Username != "" {
 		forHTTP.User = url.UserPassword(p.Username.Reveal(), p.Password.Reveal())
 	}

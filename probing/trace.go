@@ -40,21 +40,7 @@ const phaseCount = len(phaseOrder)
 
 // index is p's position in phaseOrder, or -1 for a string that names no
 // phase.
-func (p Phase) index() int {
-	switch p {
-	case PhaseDNS:
-		return 0
-	case PhaseConnect:
-		return 1
-	case PhaseTLS:
-		return 2
-	case PhaseProcessing:
-		return 3
-	case PhaseTransfer:
-		return 4
-	}
-	return -1
-}
+func (p Phase) index() int { return slices.Index(phaseOrder[:], p) }
 
 // PhaseTimings holds how long each phase of a probe took, summed over the
 // requests of a redirect chain. A phase that did not happen is absent: no

@@ -42,21 +42,18 @@ func keyOf(t Target) transportKey {
 }
 
 type pooledClient struct {
-	client    *http.Client
-	transport idleCloser
-	lastUsed  time.Time
+	client   *http.Client
+	lastUsed time.Time
 }
-
-// idleCloser is a transport with connections kept idle.
-type idleCloser interface{ CloseIdleConnections() }
 
 // transports holds one client per transportKey. Clients other than the
 // default one are dropped (and their idle connections closed) when unused
 // for longer than the idle connection timeout.
 type transports struct {
 	// newTransport builds the transport of a key; proxy is the key's
-	// proxy (nil without), whose credentials the key does not keep.
-	newTransport func(key transportKey, proxy *Proxy) (*http.Transport, error)
+	// proxy (nil without), whose credentials the key does not keep. Its
+	// CloseIdleConnections, if any, closes its idle connections.
+	newTransport func(key transportKey, proxy *Proxy) (http.RoundTripper, error)
 	idleTimeout  time.Duration
 
 	mu        sync.Mutex
@@ -74,7 +71,7 @@ func (ts *transports) client(key transportKey, proxy *Proxy) (*http.Client, erro
 		ts.lastSweep = now
 		for k, c := range ts.clients {
 			if k != (transportKey{}) && now.Sub(c.lastUsed) > ts.idleTimeout {
-				c.transport.CloseIdleConnections()
+				c.client.CloseIdleConnections()
 				delete(ts.clients, k)
 			}
 		}
@@ -87,15 +84,7 @@ func (ts *transports) client(key transportKey, proxy *Proxy) (*http.Client, erro
 	if err != nil {
 		return nil, err
 	}
-	var rt http.RoundTripper = t
-	var idle idleCloser = t
-	if key.proxyURL == "" {
-		// Plain HTTP goes without http.Transport's connection machinery
-		// (see http1Transport).
-		h1 := newHTTP1Transport(t, key.reuseConnections)
-		rt, idle = h1, h1
-	}
-	c := &pooledClient{client: &http.Client{Transport: rt, CheckRedirect: checkRedirect}, transport: idle, lastUsed: now}
+	c := &pooledClient{client: &http.Client{Transport: t, CheckRedirect: checkRedirect}, lastUsed: now}
 	ts.clients[key] = c
 	return c.client, nil
 }
@@ -104,7 +93,7 @@ func (ts *transports) closeIdleConnections() {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	for _, c := range ts.clients {
-		c.transport.CloseIdleConnections()
+		c.client.CloseIdleConnections()
 	}
 }
 

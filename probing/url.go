@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"strings"
@@ -134,6 +135,19 @@ func escapeQuery(q string) string {
 		return q
 	}
 	return b.String()
+}
+
+// webHostPort returns the host:port of the http or https URL u (a target,
+// or a proxy), with the default port of its scheme (80 for http, 443 for
+// https) when u names none.
+func webHostPort(u *url.URL) string {
+	if port := u.Port(); port != "" {
+		return net.JoinHostPort(u.Hostname(), port)
+	}
+	if u.Scheme == "https" {
+		return net.JoinHostPort(u.Hostname(), "443")
+	}
+	return net.JoinHostPort(u.Hostname(), "80")
 }
 
 // checkTargetURL returns the kind of rawURL, or why it cannot be probed:

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -168,7 +167,8 @@ func appendLabelValue(b []byte, v string) []byte {
 	return append(b, labelValueEscaper.Replace(v)...)
 }
 
-// appendFloat appends v as the text format writes sample values.
+// appendFloat appends v as the text format writes sample values (the
+// commonest values without formatting).
 func appendFloat(b []byte, v float64) []byte {
 	switch {
 	case v == 1:
@@ -177,14 +177,8 @@ func appendFloat(b []byte, v float64) []byte {
 		return append(b, '0')
 	case v == -1:
 		return append(b, "-1"...)
-	case math.IsNaN(v):
-		return append(b, "NaN"...)
-	case math.IsInf(v, +1):
-		return append(b, "+Inf"...)
-	case math.IsInf(v, -1):
-		return append(b, "-Inf"...)
 	}
-	return strconv.AppendFloat(b, v, 'g', -1, 64)
+	return strconv.AppendFloat(b, v, 'g', -1, 64) // NaN, +Inf and -Inf as the format spells them
 }
 
 // acceptsGzip reports whether r's Accept-Encoding allows gzip: it names
