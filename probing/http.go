@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptrace"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -165,7 +163,7 @@ func NewHTTPProber(opts ProberOptions) *HTTPProber {
 			if err := setProxy(tr, dialer, key.family, *proxy); err != nil {
 				return nil, err
 			}
-			return tr, nil
+			return tracedTransport{tr}, nil
 		}
 		// Plain HTTP goes without http.Transport's connection machinery
 		// (see http1Transport).
@@ -185,44 +183,6 @@ func NewHTTPProber(opts ProberOptions) *HTTPProber {
 // use. Probing may continue afterwards.
 func (p *HTTPProber) CloseIdleConnections() { p.transports.closeIdleConnections() }
 
-// followRedirectsKey is the request context key of a probe's redirect
-// policy (a bool), read by checkRedirect: the client is shared by all
-// probes, so the policy travels with the request.
-type followRedirectsKey struct{}
-
-// sensitiveHeadersKey is the request context key of the names of a probe's
-// headers that came from Secrets ([]string), which checkRedirect drops on
-// a redirect to another host (as net/http does with Authorization).
-type sensitiveHeadersKey struct{}
-
-// tooManyRedirectsError is returned by checkRedirect when MaxRedirects is
-// reached. It keeps the absolute URL of the redirect not followed (the
-// client's *url.Error only has the raw Location header).
-type tooManyRedirectsError struct{ url *url.URL }
-
-func (e *tooManyRedirectsError) Error() string {
-	return fmt.Sprintf("stopped after %d redirects", MaxRedirects)
-}
-
-// checkRedirect is the redirect policy of every client: it follows
-// redirects only when the probe asks for it, at most MaxRedirects of them,
-// and drops the headers from Secrets on the way to another host.
-func checkRedirect(req *http.Request, via []*http.Request) error {
-	if follow, _ := req.Context().Value(followRedirectsKey{}).(bool); !follow {
-		return http.ErrUseLastResponse
-	}
-	if len(via) >= MaxRedirects {
-		return &tooManyRedirectsError{url: req.URL}
-	}
-	if req.URL.Host != via[0].URL.Host {
-		names, _ := req.Context().Value(sensitiveHeadersKey{}).([]string)
-		for _, name := range names {
-			req.Header.Del(name)
-		}
-	}
-	return nil
-}
-
 // Probe requests t.URL with t.Method and judges the final status code with
 // t.Accepts, then the body with t.BodyMatch, then the certificate expiry.
 // t.Timeout bounds the whole exchange, including reading up to BodyLimit
@@ -241,13 +201,13 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // response headers are read up to MaxResponseHeaderBytes.
 func (p *HTTPProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
-	tracer := newPhaseTracer()
-	res := finish(p.probe(httptrace.WithClientTrace(ctx, tracer.clientTrace()), t, tracer, start), start)
-	res.Phases = tracer.finish()
+	pc := &probeContext{followRedirects: t.FollowRedirects}
+	res := finish(p.probe(ctx, t, pc, start), start)
+	res.Phases = pc.tracer.finish()
 	return res
 }
 
-func (p *HTTPProber) probe(ctx context.Context, t Target, tracer *phaseTracer, start time.Time) Result {
+func (p *HTTPProber) probe(ctx context.Context, t Target, pc *probeContext, start time.Time) Result {
 	if _, err := t.validateFor("HTTP", KindHTTP); err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
 	}
@@ -258,14 +218,14 @@ func (p *HTTPProber) probe(ctx context.Context, t Target, tracer *phaseTracer, s
 
 	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
-	req, err := p.newRequest(probeCtx, t)
+	req, err := p.newRequest(context.WithValue(probeCtx, probeContextKey{}, pc), t, pc)
 	if err != nil { // already validated; kept so that Probe cannot panic
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
 	}
 
-	resp, err := client.Do(req)
+	resp, err := send(client, req, t.FollowRedirects)
 	if err != nil {
-		res := p.failure(ctx, probeCtx, t, req, tracer.answered(), withoutProxyConnect(err))
+		res := p.failure(ctx, probeCtx, t, req, pc.tracer.answered(), withoutProxyConnect(err))
 		if resp != nil { // CheckRedirect failed; the body is already closed
 			res.StatusCode = resp.StatusCode
 		}
@@ -297,24 +257,19 @@ func (p *HTTPProber) probe(ctx context.Context, t Target, tracer *phaseTracer, s
 	return res
 }
 
-// newRequest builds the request of t: method, body, headers and
-// credentials, with the redirect policy and the names of the headers from
-// Secrets in its context (for checkRedirect).
-func (p *HTTPProber) newRequest(ctx context.Context, t Target) (*http.Request, error) {
-	var sensitive []string
+// newRequest builds the request of t with ctx: method, body, headers and
+// credentials. The names of the headers from Secrets go to pc (for
+// checkRedirect).
+func (p *HTTPProber) newRequest(ctx context.Context, t Target, pc *probeContext) (*http.Request, error) {
 	for _, h := range t.Headers {
 		if h.Sensitive {
-			sensitive = append(sensitive, h.Name)
+			pc.sensitiveHeaders = append(pc.sensitiveHeaders, h.Name)
 		}
 	}
 	if t.BasicAuth != nil || t.BearerToken != "" {
 		// net/http keeps Authorization on a redirect to another port of
 		// the same host; credentials from Secrets stay with their server.
-		sensitive = append(sensitive, "Authorization")
-	}
-	ctx = context.WithValue(ctx, followRedirectsKey{}, t.FollowRedirects)
-	if len(sensitive) > 0 {
-		ctx = context.WithValue(ctx, sensitiveHeadersKey{}, sensitive)
+		pc.sensitiveHeaders = append(pc.sensitiveHeaders, "Authorization")
 	}
 	var body io.Reader
 	if t.Body != "" {

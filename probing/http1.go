@@ -46,7 +46,7 @@ type http1Transport struct {
 	// idle keeps connections between requests; nil for a connection per
 	// request.
 	idle *idlePool
-	next *http.Transport
+	next tracedTransport
 }
 
 var _ http.RoundTripper = (*http1Transport)(nil)
@@ -55,7 +55,7 @@ var _ http.RoundTripper = (*http1Transport)(nil)
 // next's dialer and header limit, and, when keep is set, an idle pool with
 // next's limits.
 func newHTTP1Transport(next *http.Transport, keep bool) *http1Transport {
-	t := &http1Transport{dial: next.DialContext, maxHeaderBytes: next.MaxResponseHeaderBytes, next: next}
+	t := &http1Transport{dial: next.DialContext, maxHeaderBytes: next.MaxResponseHeaderBytes, next: tracedTransport{next}}
 	if keep {
 		t.idle = newIdlePool(next.MaxIdleConns, next.MaxIdleConnsPerHost, next.IdleConnTimeout)
 	}
@@ -76,19 +76,27 @@ func (t *http1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if !t.handles(req) {
 		return t.next.RoundTrip(req)
 	}
+	return t.roundTrip(req)
+}
+
+// roundTrip is RoundTrip for a request that t handles.
+func (t *http1Transport) roundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
+	tracer := tracerOf(ctx)
 	addr := webHostPort(req.URL)
 	for {
 		c, reused := t.idle.get(addr)
 		if c == nil {
-			conn, err := t.dial(ctx, "tcp", addr)
+			// net.Dialer reports name resolution and connection through
+			// httptrace hooks.
+			conn, err := t.dial(httptrace.WithClientTrace(ctx, tracer.dialTrace()), "tcp", addr)
 			if err != nil {
 				closeRequestBody(req)
 				return nil, err
 			}
 			c = newHTTP1Conn(conn)
 		}
-		resp, err := t.roundTripOn(ctx, c, addr, req)
+		resp, err := t.roundTripOn(ctx, tracer, c, addr, req)
 		switch {
 		case err == nil:
 			return resp, nil
@@ -109,9 +117,9 @@ func (t *http1Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 // timeout, or a cancellation) closes c, which interrupts every read and
 // write. (A deadline on the connection could fire before the context is
 // done, and the error would not say that the probe timed out.)
-func (t *http1Transport) roundTripOn(ctx context.Context, c *http1Conn, addr string, req *http.Request) (*http.Response, error) {
+func (t *http1Transport) roundTripOn(ctx context.Context, tracer *phaseTracer, c *http1Conn, addr string, req *http.Request) (*http.Response, error) {
 	stop := context.AfterFunc(ctx, c.close)
-	resp, err := c.exchange(ctx, req, t.maxHeaderBytes, t.idle == nil)
+	resp, err := c.exchange(tracer, req, t.maxHeaderBytes, t.idle == nil)
 	if err != nil {
 		stop()
 		c.close()
@@ -176,15 +184,14 @@ func newHTTP1Conn(conn net.Conn) *http1Conn {
 func (c *http1Conn) close() { _ = c.conn.Close() }
 
 // exchange writes req on c and reads the response (its body unread), its
-// status lines and headers bounded by maxHeaderBytes. closing asks the
-// server to close the connection after its response.
-func (c *http1Conn) exchange(ctx context.Context, req *http.Request, maxHeaderBytes int64, closing bool) (*http.Response, error) {
+// status lines and headers bounded by maxHeaderBytes, and reports the
+// steps to tracer. closing asks the server to close the connection after
+// its response.
+func (c *http1Conn) exchange(tracer *phaseTracer, req *http.Request, maxHeaderBytes int64, closing bool) (*http.Response, error) {
 	c.answered = false
-	trace := httptrace.ContextClientTrace(ctx)
+	tracer.wroteHeaders() // as net/http reports them: buffered, before the body
 	bodyFailed, werr := writeRequest(c.conn, req, closing)
-	if trace != nil && trace.WroteRequest != nil {
-		trace.WroteRequest(httptrace.WroteRequestInfo{Err: werr})
-	}
+	tracer.wroteRequestDone()
 	if bodyFailed {
 		return nil, werr
 	}
@@ -197,9 +204,7 @@ func (c *http1Conn) exchange(ctx context.Context, req *http.Request, maxHeaderBy
 		return nil, err
 	}
 	c.answered = true
-	if trace != nil && trace.GotFirstResponseByte != nil {
-		trace.GotFirstResponseByte()
-	}
+	tracer.gotFirstResponseByte()
 	for {
 		resp, err := http.ReadResponse(c.br, req)
 		if err != nil {

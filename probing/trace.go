@@ -1,6 +1,7 @@
 package probing
 
 import (
+	"context"
 	"crypto/tls"
 	"iter"
 	"net/http/httptrace"
@@ -108,60 +109,96 @@ type phaseTracer struct {
 	done bool
 }
 
-func newPhaseTracer() *phaseTracer {
+// tracerOf returns the phase tracer of a probe's request context, or a
+// tracer of its own for a request that no probe made.
+func tracerOf(ctx context.Context) *phaseTracer {
+	if pc := probeContextOf(ctx); pc != nil {
+		return &pc.tracer
+	}
 	return &phaseTracer{}
 }
 
-// clientTrace returns the hooks that feed t.
+// clientTrace returns the httptrace hooks that feed t, for requests that
+// net/http's own transport sends (see tracedTransport).
 func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		DNSStart: func(httptrace.DNSStartInfo) { t.start(&t.dnsStart) },
-		DNSDone:  func(httptrace.DNSDoneInfo) { t.end(&t.dnsStart, PhaseDNS) },
-		// With several addresses a dialer may race connections (happy
-		// eyeballs): the phase runs from the first start to the first
-		// connection that succeeded.
-		ConnectStart: func(string, string) {
-			t.mu.Lock()
-			t.gotAnswer = false // a new connection: a request of a redirect chain not yet answered
-			if t.connectStart.IsZero() {
-				now := time.Now()
-				t.closeTransferLocked(now) // the previous hop of a redirect chain
-				t.connectStart = now
-			}
-			t.mu.Unlock()
-		},
-		ConnectDone: func(_, _ string, err error) {
-			if err == nil {
-				t.end(&t.connectStart, PhaseConnect)
-			}
-		},
-		TLSHandshakeStart: func() { t.start(&t.tlsStart) },
-		TLSHandshakeDone:  func(tls.ConnectionState, error) { t.end(&t.tlsStart, PhaseTLS) },
-		WroteHeaders: func() {
-			t.mu.Lock()
-			now := time.Now()
-			t.closeTransferLocked(now) // the previous hop of a redirect chain
-			t.wroteRequest, t.gotAnswer = now, false
-			t.mu.Unlock()
-		},
-		// Processing runs from the request written to the first response
-		// byte. Over HTTP/2 the transport may report the request written
-		// after the answer came: then it runs from the headers written.
-		WroteRequest: func(httptrace.WroteRequestInfo) {
-			t.mu.Lock()
-			if !t.gotAnswer {
-				t.wroteRequest = time.Now()
-			}
-			t.mu.Unlock()
-		},
-		GotFirstResponseByte: func() {
-			t.mu.Lock()
-			now := time.Now()
-			t.endLocked(&t.wroteRequest, PhaseProcessing, now)
-			t.firstByte, t.gotAnswer = now, true
-			t.mu.Unlock()
-		},
+		DNSStart:             func(httptrace.DNSStartInfo) { t.dnsStarted() },
+		DNSDone:              func(httptrace.DNSDoneInfo) { t.dnsDone() },
+		ConnectStart:         func(string, string) { t.connectStarted() },
+		ConnectDone:          func(_, _ string, err error) { t.connectDone(err) },
+		TLSHandshakeStart:    func() { t.start(&t.tlsStart) },
+		TLSHandshakeDone:     func(tls.ConnectionState, error) { t.end(&t.tlsStart, PhaseTLS) },
+		WroteHeaders:         t.wroteHeaders,
+		WroteRequest:         func(httptrace.WroteRequestInfo) { t.wroteRequestDone() },
+		GotFirstResponseByte: t.gotFirstResponseByte,
 	}
+}
+
+// dialTrace returns the httptrace hooks of a dial (name resolution and
+// connection), which net.Dialer calls: http1Transport reports the rest of
+// its requests to t itself.
+func (t *phaseTracer) dialTrace() *httptrace.ClientTrace {
+	return &httptrace.ClientTrace{
+		DNSStart:     func(httptrace.DNSStartInfo) { t.dnsStarted() },
+		DNSDone:      func(httptrace.DNSDoneInfo) { t.dnsDone() },
+		ConnectStart: func(string, string) { t.connectStarted() },
+		ConnectDone:  func(_, _ string, err error) { t.connectDone(err) },
+	}
+}
+
+func (t *phaseTracer) dnsStarted() { t.start(&t.dnsStart) }
+
+func (t *phaseTracer) dnsDone() { t.end(&t.dnsStart, PhaseDNS) }
+
+// connectStarted starts the connect phase. With several addresses a
+// dialer may race connections (happy eyeballs): the phase runs from the
+// first start to the first connection that succeeded.
+func (t *phaseTracer) connectStarted() {
+	t.mu.Lock()
+	t.gotAnswer = false // a new connection: a request of a redirect chain not yet answered
+	if t.connectStart.IsZero() {
+		now := time.Now()
+		t.closeTransferLocked(now) // the previous hop of a redirect chain
+		t.connectStart = now
+	}
+	t.mu.Unlock()
+}
+
+func (t *phaseTracer) connectDone(err error) {
+	if err == nil {
+		t.end(&t.connectStart, PhaseConnect)
+	}
+}
+
+// wroteHeaders marks a request's headers written: the previous hop of a
+// redirect chain is over, and this request is not answered yet.
+func (t *phaseTracer) wroteHeaders() {
+	t.mu.Lock()
+	now := time.Now()
+	t.closeTransferLocked(now) // the previous hop of a redirect chain
+	t.wroteRequest, t.gotAnswer = now, false
+	t.mu.Unlock()
+}
+
+// wroteRequestDone starts the processing phase, which runs from the
+// request written to the first response byte. Over HTTP/2 the transport
+// may report the request written after the answer came: then it runs from
+// the headers written.
+func (t *phaseTracer) wroteRequestDone() {
+	t.mu.Lock()
+	if !t.gotAnswer {
+		t.wroteRequest = time.Now()
+	}
+	t.mu.Unlock()
+}
+
+// gotFirstResponseByte ends the processing phase and starts the transfer.
+func (t *phaseTracer) gotFirstResponseByte() {
+	t.mu.Lock()
+	now := time.Now()
+	t.endLocked(&t.wroteRequest, PhaseProcessing, now)
+	t.firstByte, t.gotAnswer = now, true
+	t.mu.Unlock()
 }
 
 // start starts a phase of connection set-up. A redirect's next hop sets up
@@ -172,7 +209,7 @@ func (t *phaseTracer) start(at *time.Time) {
 	now := time.Now()
 	t.closeTransferLocked(now)
 	*at = now
-	t.gotAnswer = false // as in ConnectStart
+	t.gotAnswer = false // as in connectStarted
 	t.mu.Unlock()
 }
 

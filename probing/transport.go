@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"sync"
 	"time"
 )
@@ -95,6 +96,18 @@ func (ts *transports) closeIdleConnections() {
 	for _, c := range ts.clients {
 		c.client.CloseIdleConnections()
 	}
+}
+
+// tracedTransport is an http.Transport that reports the phases of a
+// probe's requests to the probe's tracer, as httptrace hooks (see
+// probeContext); other requests go as they are.
+type tracedTransport struct{ *http.Transport }
+
+func (t tracedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if pc := probeContextOf(req.Context()); pc != nil {
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), pc.tracer.clientTrace()))
+	}
+	return t.Transport.RoundTrip(req)
 }
 
 // familyDialer restricts dial to the addresses of family: "tcp" becomes
