@@ -2,6 +2,7 @@ package probing
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/textproto"
+	"strings"
 	"sync"
 	"time"
 
@@ -174,6 +177,7 @@ type http1Conn struct {
 	answered bool
 	// idleSince is when the connection went back to the idle pool.
 	idleSince time.Time
+	peeker    idlePeeker // see idleUsable
 }
 
 func newHTTP1Conn(conn net.Conn) *http1Conn {
@@ -189,9 +193,8 @@ func (c *http1Conn) close() { _ = c.conn.Close() }
 // its response.
 func (c *http1Conn) exchange(tracer *phaseTracer, req *http.Request, maxHeaderBytes int64, closing bool) (*http.Response, error) {
 	c.answered = false
-	tracer.wroteHeaders() // as net/http reports them: buffered, before the body
 	bodyFailed, werr := writeRequest(c.conn, req, closing)
-	tracer.wroteRequestDone()
+	tracer.requestWritten()
 	if bodyFailed {
 		return nil, werr
 	}
@@ -241,10 +244,79 @@ func writeRequest(conn net.Conn, req *http.Request, closing bool) (bodyFailed bo
 		bw.Reset(nil)
 		requestWriters.Put(bw)
 	}()
-	if err := out.Write(bw); err != nil {
-		return body != nil && body.err != nil, err
+	if !writeBodiless(bw, &out) {
+		if err := out.Write(bw); err != nil {
+			return body != nil && body.err != nil, err
+		}
 	}
 	return false, bw.Flush()
+}
+
+// writeBodiless writes req to w as req.Write would, byte for byte, when
+// req is what most probes send: a GET or HEAD without a body, to a valid
+// Host without an IPv6 zone, with a User-Agent, without a Connection
+// field; it reports false, writing nothing, for any other request.
+// Request.Write formats its lines with fmt and builds a writer for the
+// body, which was a tenth of a kept connection's probe. A write error
+// stays in w, for its Flush.
+func writeBodiless(w *bufio.Writer, req *http.Request) bool {
+	if (req.Method != "" && req.Method != http.MethodGet && req.Method != http.MethodHead) ||
+		(req.Body != nil && req.Body != http.NoBody) || req.ContentLength != 0 ||
+		len(req.TransferEncoding) > 0 || len(req.Trailer) > 0 || req.URL.Opaque != "" {
+		return false
+	}
+	host := cmp.Or(req.Host, req.URL.Host)
+	if host == "" || !httpguts.ValidHostHeader(host) || strings.Contains(host, "%") {
+		return false
+	}
+	uri := req.URL.RequestURI()
+	userAgent, hasUserAgent := req.Header["User-Agent"]
+	_, hasConnection := req.Header["Connection"]
+	if containsCTLByte(uri) || !hasUserAgent || hasConnection {
+		return false
+	}
+	_, _ = w.WriteString(cmp.Or(req.Method, http.MethodGet))
+	_ = w.WriteByte(' ')
+	_, _ = w.WriteString(uri)
+	_, _ = w.WriteString(" HTTP/1.1\r\nHost: ")
+	_, _ = w.WriteString(host)
+	_, _ = w.WriteString("\r\n")
+	if ua := textproto.TrimString(userAgentLine.Replace(firstOrEmpty(userAgent))); ua != "" {
+		_, _ = w.WriteString("User-Agent: ")
+		_, _ = w.WriteString(ua)
+		_, _ = w.WriteString("\r\n")
+	}
+	if req.Close {
+		_, _ = w.WriteString("Connection: close\r\n")
+	}
+	_ = req.Header.WriteSubset(w, requestHeadWritten)
+	_, _ = w.WriteString("\r\n")
+	return true
+}
+
+// requestHeadWritten are the header fields that Request.Write writes on
+// lines of its own, or never, rather than with the others.
+var requestHeadWritten = map[string]bool{"Host": true, "User-Agent": true, "Content-Length": true, "Transfer-Encoding": true, "Trailer": true}
+
+// userAgentLine keeps a User-Agent on one line, as Request.Write does.
+var userAgentLine = strings.NewReplacer("\n", " ", "\r", " ")
+
+func firstOrEmpty(values []string) string {
+	if len(values) == 0 {
+		return ""
+	}
+	return values[0]
+}
+
+// containsCTLByte tells whether s has an ASCII control character, which
+// Request.Write refuses in a request's URI.
+func containsCTLByte(s string) bool {
+	for i := range len(s) {
+		if s[i] < ' ' || s[i] == 0x7f {
+			return true
+		}
+	}
+	return false
 }
 
 // recordingBody is a request body that remembers the error of its reads.

@@ -1,7 +1,11 @@
 package probing
 
 import (
+	"bufio"
+	"bytes"
+	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,4 +50,89 @@ func TestHTTP1TransportHandles(t *testing.T) {
 			assert.Equal(t, tc.want, transport.handles(req))
 		})
 	}
+}
+
+// writeBodiless writes what Request.Write writes, byte for byte, for the
+// requests it takes, and nothing for the others.
+func TestWriteBodilessAsRequestWrite(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		method, url, host string
+		rawQuery          string // replaces the URL's, as it is
+		header            http.Header
+		close             bool
+		body              string
+		taken             bool
+	}{
+		"GET, closing":                     {url: "http://127.0.0.1:8080/health?full=1", close: true, taken: true},
+		"GET, kept":                        {url: "http://127.0.0.1:8080/", taken: true},
+		"no method is GET":                 {method: "-", url: "http://example.test/", taken: true},
+		"HEAD":                             {method: http.MethodHead, url: "http://example.test/x", close: true, taken: true},
+		"headers, sorted":                  {url: "http://example.test/", header: http.Header{"X-B": {"2"}, "X-A": {"1", "one"}, "Accept": {"*/*"}}, taken: true},
+		"a Host header":                    {url: "http://127.0.0.1/", host: "example.test:81", taken: true},
+		"an IPv6 literal":                  {url: "http://[::1]:8080/", taken: true},
+		"an escaped path":                  {url: "http://example.test/a%20b/c%2Fd", taken: true},
+		"an empty User-Agent":              {url: "http://example.test/", header: http.Header{"User-Agent": {""}}, taken: true},
+		"a User-Agent with spaces around":  {url: "http://example.test/", header: http.Header{"User-Agent": {"  probe 1  "}}, taken: true},
+		"headers it writes on its own":     {url: "http://example.test/", header: http.Header{"Content-Length": {"3"}, "Transfer-Encoding": {"chunked"}, "Trailer": {"X"}, "Host": {"h"}}, taken: true},
+		"a value with spaces and a tab":    {url: "http://example.test/", header: http.Header{"X-V": {" a\tb "}}, taken: true},
+		"no User-Agent":                    {url: "http://example.test/", header: http.Header{"User-Agent": nil}},
+		"a Connection field":               {url: "http://example.test/", header: http.Header{"Connection": {"keep-alive"}}, close: true},
+		"POST":                             {method: http.MethodPost, url: "http://example.test/"},
+		"a body":                           {url: "http://example.test/", body: "x"},
+		"an IPv6 zone":                     {url: "http://[fe80::1%25eth0]:8080/"},
+		"an invalid Host":                  {url: "http://example.test/", host: "a b"},
+		"an escaped control character":     {url: "http://example.test/?a=%00", taken: true},
+		"a control character in the query": {url: "http://example.test/", rawQuery: "a=\x01"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			req := newWriteTestRequest(t, tc.method, tc.url, tc.body)
+			req.Host, req.Close = tc.host, tc.close
+			for k, v := range tc.header {
+				if v == nil {
+					delete(req.Header, k)
+					continue
+				}
+				req.Header[k] = v
+			}
+			if tc.rawQuery != "" {
+				req.URL.RawQuery = tc.rawQuery
+			}
+			var got bytes.Buffer
+			w := bufio.NewWriter(&got)
+			taken := writeBodiless(w, req)
+			require.NoError(t, w.Flush())
+			require.Equal(t, tc.taken, taken)
+			if !taken {
+				assert.Empty(t, got.String())
+				return
+			}
+			var want bytes.Buffer
+			require.NoError(t, req.Write(&want))
+			assert.Equal(t, want.String(), got.String())
+		})
+	}
+}
+
+// newWriteTestRequest is a request as a probe makes it: with the default
+// User-Agent (method "-" is none at all).
+func newWriteTestRequest(t *testing.T, method, url, body string) *http.Request {
+	t.Helper()
+	var r io.Reader
+	if body != "" {
+		r = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(http.MethodGet, url, r)
+	require.NoError(t, err)
+	req.Method = method
+	if method == "" {
+		req.Method = http.MethodGet
+	}
+	if method == "-" {
+		req.Method = ""
+	}
+	req.Header.Set("User-Agent", DefaultUserAgent)
+	return req
 }

@@ -180,6 +180,10 @@ func (t *phaseTracer) wroteHeaders() {
 	t.mu.Unlock()
 }
 
+// requestWritten is wroteHeaders and wroteRequestDone at once, for a
+// request written in one go (see http1Conn.exchange).
+func (t *phaseTracer) requestWritten() { t.wroteHeaders() }
+
 // wroteRequestDone starts the processing phase, which runs from the
 // request written to the first response byte. Over HTTP/2 the transport
 // may report the request written after the answer came: then it runs from
