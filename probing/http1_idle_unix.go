@@ -37,7 +37,7 @@ func (c *http1Conn) idleUsable() bool {
 		p.peek = func(fd uintptr) bool {
 			_, _, err := syscall.Recvfrom(int(fd), p.buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
 			p.quiet = err == syscall.EAGAIN || err == syscall.EWOULDBLOCK // no byte, no end of stream
-			return true                                                  // never wait
+			return true                                                   // never wait
 		}
 	}
 	p.quiet = false

@@ -99,6 +99,8 @@ type Assigner struct {
 	// observed is every Lease of the ring as last seen changed, with the
 	// instant on this replica's clock; only the Start goroutine uses it.
 	observed membership.Observations
+	// released notes the members that released their Lease on shutdown.
+	released releases
 }
 
 // NewAssigner validates opts and returns an Assigner that owns nothing until
@@ -174,7 +176,10 @@ func (a *Assigner) Start(ctx context.Context) error {
 	reg, err := informer.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { wake(a.leasesChanged) },
 		UpdateFunc: func(_, _ any) { wake(a.leasesChanged) },
-		DeleteFunc: func(any) { wake(a.leasesChanged) },
+		DeleteFunc: func(obj any) {
+			a.released.noteDeleted(obj, a.opts.Clock.Now())
+			wake(a.leasesChanged)
+		},
 	})
 	if err != nil {
 		return fmt.Errorf("watching leases: %w", err)
@@ -266,26 +271,35 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	a.notified = next
 	a.opts.Logger.Info("Ring changed", "members", next.ring.Members(), "zones", next.zones, "fenced", next.fenced,
 		"gained", len(gained), "lost", len(lost), "regrouped", len(regrouped), "checkers", len(checkers))
-	a.notifyChanges(ctx, before, next, gained, lost, regrouped, a.ownLease(leases.Items), now)
+	a.notifyChanges(ctx, before, next, gained, lost, regrouped, a.ownLease(leases.Items), a.leftMembers(leases.Items, now), now)
 	return nextExpiry, nil
+}
+
+// leftMembers returns what this replica knows at now of the members that
+// may have left the ring, whose Leases are now leases (see leftMembers).
+func (a *Assigner) leftMembers(leases []coordinationv1.Lease, now time.Time) leftMembers {
+	left := leftMembers{
+		lastSeen: make(map[string]time.Time, len(a.observed)),
+		released: a.released.stoppedAt(leases, now.Add(-a.opts.StaleAfter)),
+	}
+	for id, o := range a.observed {
+		left.lastSeen[id] = o.At
+	}
+	return left
 }
 
 // notifyChanges notifies the changes from before to after decided at now,
 // lost first: stop probing what is no longer ours before taking more.
-func (a *Assigner) notifyChanges(ctx context.Context, before, after *assignment, gained, lost, regrouped []Checker, own ownLease, now time.Time) {
+func (a *Assigner) notifyChanges(ctx context.Context, before, after *assignment, gained, lost, regrouped []Checker, own ownLease, left leftMembers, now time.Time) {
 	for _, c := range lost {
 		a.opts.Notify(ctx, Change{Key: c.Key})
-	}
-	lastSeen := make(map[string]time.Time, len(a.observed))
-	for id, o := range a.observed {
-		lastSeen[id] = o.At
 	}
 	for _, c := range gained {
 		change := Change{Key: c.Key, Probes: true}
 		// With several vantage points nothing is taken over: see
 		// Change.UnprobedSince.
 		if c.VantagePoints <= 1 {
-			change.UnprobedSince, change.Tolerance = unprobedSince(before, a.opts.ID, c.Key, after, lastSeen, own, now)
+			change.UnprobedSince, change.Tolerance = unprobedSince(before, a.opts.ID, c.Key, after, left, own, now)
 		}
 		a.opts.Notify(ctx, change)
 	}

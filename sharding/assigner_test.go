@@ -383,3 +383,52 @@ func TestAssignerCollectsStaleLeases(t *testing.T) {
 	assert.True(t, exists(otherRing), "a lease of another ring was deleted")
 	assert.True(t, exists(selfLease), "a live lease was deleted")
 }
+
+// A member that released its Lease on shutdown, marked with when it
+// stopped probing, is taken over from exactly then; without the mark, from
+// shortly before its Lease was seen deleted. A release is forgotten once
+// the member is back: if it leaves again unmarked, the mark of its
+// previous departure does not count.
+func TestAssignerTakesOverFromAReleasedLease(t *testing.T) {
+	stoppedAt := t0.Add(3500 * time.Millisecond)
+	now := t0.Add(5 * time.Second)
+	tests := map[string]struct {
+		marks []bool // the member's departures, in turn: marked or not
+		want  time.Time
+	}{
+		"marked: from when it stopped probing": {marks: []bool{true}, want: stoppedAt},
+		"unmarked: the hand-over slack":        {marks: []bool{false}, want: now.Add(-time.Second)},
+		"back, then gone unmarked: the slack":  {marks: []bool{true, false}, want: now.Add(-time.Second)},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ringName := "released-" + fmt.Sprint(len(tc.marks)) + fmt.Sprint(tc.marks[0])
+			self, peer := ringName+"-self", ringName+"-peer"
+			direct := newDirectClient(t)
+			createLease(t, direct, self, ringName, t0, alive)
+			at := startAssigner(t, direct, self, ringName, false)
+			at.notified.await(t, testKeys, true)
+			taken := ownedBy(peer, self, peer)
+			require.NotEmpty(t, taken, "the peer owns no test key: the test would prove nothing")
+
+			at.clock.SetTime(now)
+			var changes []sharding.Change
+			for _, marked := range tc.marks {
+				l := createLease(t, direct, peer, ringName, t0, alive)
+				at.awaitMembers(t, peer, self)
+				at.notified.await(t, taken, false)
+				if marked {
+					l.Annotations = map[string]string{membership.AnnotationProbingStopped: stoppedAt.Format(time.RFC3339Nano)}
+					require.NoError(t, direct.Update(context.Background(), l))
+				}
+				require.NoError(t, direct.Delete(context.Background(), l))
+				at.awaitMembers(t, self)
+				changes = at.notified.await(t, taken, true)
+			}
+			for _, c := range changes {
+				assert.Equal(t, tc.want, c.UnprobedSince, "%s", c.Key)
+				assert.Zero(t, c.Tolerance, "%s", c.Key)
+			}
+		})
+	}
+}

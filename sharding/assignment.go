@@ -101,8 +101,20 @@ func ownershipChanges(before, after *assignment, id string, checkers []Checker) 
 // handOverSlack is how long before this replica saw a change of ownership
 // the previous owner may have stopped probing, when nothing tells better:
 // shutting down, it stops right before it deletes its Lease, which the
-// other replicas see a request and a watch event later.
+// other replicas see a request and a watch event later. (A Lease released
+// by a replica that knew when it stopped tells better: see
+// membership.AnnotationProbingStopped.)
 const handOverSlack = time.Second
+
+// leftMembers is what this replica knows of the members that may have
+// left the ring: by id, when it last saw the Lease of each member whose
+// Lease still exists change (on this replica's clock), and when each
+// member that released its Lease on shutdown stopped probing (on its own
+// clock: an instant of the checkers' grids, see
+// membership.AnnotationProbingStopped).
+type leftMembers struct {
+	lastSeen, released map[string]time.Time
+}
 
 // ownLease is what a replica knows of its own Lease.
 type ownLease struct {
@@ -116,15 +128,15 @@ type ownLease struct {
 // to after (decided at now), the earliest moment from which its previous
 // owner may have stopped probing it: a turn this replica skipped since then
 // may have been probed by nobody, and may need making up (see
-// scheduler.Scheduler.Gained). lastSeen holds, for every member whose
-// Lease still exists, when this replica last saw it change. Zero means
+// scheduler.Scheduler.Gained). left tells what is known of the members
+// that may have left (see leftMembers). Zero means
 // nothing can have been missed: nobody owned the checker before (this
 // replica is starting). The tolerance returned is the longer gap the
 // hand-over may cost without a turn being made up: for a replica that
 // joins or comes back, its lease duration (a crash costs as much), so
 // that it does not probe again what a member that had not yet seen it
 // probed; none when it takes over from a member that left.
-func unprobedSince(before *assignment, id string, key types.NamespacedName, after *assignment, lastSeen map[string]time.Time, own ownLease, now time.Time) (time.Time, time.Duration) {
+func unprobedSince(before *assignment, id string, key types.NamespacedName, after *assignment, left leftMembers, own ownLease, now time.Time) (time.Time, time.Duration) {
 	prev := before.ring.Owner(ring.Key(key.Namespace, key.Name))
 	switch {
 	case prev == "":
@@ -151,9 +163,14 @@ func unprobedSince(before *assignment, id string, key types.NamespacedName, afte
 	default:
 		// A member that left. With its Lease still there it expired: the
 		// member may have died any time after its last renewal seen here.
-		// Without, it deleted its Lease right after it stopped probing.
-		if seen, ok := lastSeen[prev]; ok {
+		// Without, it deleted its Lease right after it stopped probing,
+		// and may have written when it did: every turn due before that
+		// instant was probed, none after.
+		if seen, ok := left.lastSeen[prev]; ok {
 			return seen, 0
+		}
+		if stopped, ok := left.released[prev]; ok {
+			return stopped, 0
 		}
 		return now.Add(-handOverSlack), 0
 	}

@@ -278,6 +278,9 @@ func TestUnprobedSince(t *testing.T) {
 		// prevOwner owns the key under before (empty: nobody).
 		prevOwner string
 		lastSeen  map[string]time.Time
+		// released: when the members that released their Lease stopped
+		// probing.
+		released map[string]time.Time
 		// acquired is when this replica acquired its own Lease.
 		acquired time.Time
 		want     time.Time
@@ -290,6 +293,14 @@ func TestUnprobedSince(t *testing.T) {
 			lastSeen: map[string]time.Time{peer: renewedAt, self: now}, want: renewedAt},
 		{name: "owner stopped and deleted its Lease: the hand-over slack", before: []string{self, peer}, after: []string{self}, prevOwner: peer,
 			lastSeen: map[string]time.Time{self: now}, want: now.Add(-handOverSlack)},
+		{name: "owner stopped and deleted its Lease, marked: since it stopped probing", before: []string{self, peer}, after: []string{self}, prevOwner: peer,
+			lastSeen: map[string]time.Time{self: now}, released: map[string]time.Time{peer: now.Add(-40 * time.Millisecond)}, want: now.Add(-40 * time.Millisecond)},
+		{name: "owner stopped, its clock ahead: since it stopped probing, after this replica's now", before: []string{self, peer}, after: []string{self}, prevOwner: peer,
+			lastSeen: map[string]time.Time{self: now}, released: map[string]time.Time{peer: now.Add(300 * time.Millisecond)}, want: now.Add(300 * time.Millisecond)},
+		{name: "another member's release does not count", before: []string{self, peer}, after: []string{self}, prevOwner: peer,
+			lastSeen: map[string]time.Time{self: now}, released: map[string]time.Time{other: now.Add(-40 * time.Millisecond)}, want: now.Add(-handOverSlack)},
+		{name: "owner's Lease expired and still there: its last renewal, whatever a release says", before: []string{self, peer}, after: []string{self}, prevOwner: peer,
+			lastSeen: map[string]time.Time{peer: renewedAt, self: now}, released: map[string]time.Time{peer: now.Add(-40 * time.Millisecond)}, want: renewedAt},
 		{name: "owner stays (this replica joined), own Lease unknown: the hand-over slack", before: []string{peer, other}, after: []string{self, peer, other}, prevOwner: "",
 			lastSeen: map[string]time.Time{peer: renewedAt, other: renewedAt}, want: now.Add(-handOverSlack), tolerant: true},
 		{name: "owner stays (this replica joined): since this replica acquired its Lease", before: []string{peer, other}, after: []string{self, peer, other}, prevOwner: "",
@@ -320,7 +331,7 @@ func TestUnprobedSince(t *testing.T) {
 			after := &assignment{ring: ring.New(tt.after, ring.DefaultVirtualNodes), at: now}
 			require.True(t, after.owns(self, key), "the test key is not gained")
 			own := ownLease{acquired: tt.acquired, duration: 10 * time.Second}
-			since, tolerance := unprobedSince(before, self, key, after, tt.lastSeen, own, now)
+			since, tolerance := unprobedSince(before, self, key, after, leftMembers{lastSeen: tt.lastSeen, released: tt.released}, own, now)
 			assert.Equal(t, tt.want, since)
 			if tt.tolerant {
 				assert.Equal(t, own.duration, tolerance)

@@ -164,7 +164,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	handOver := &handOver{trigger: trigger}
 	loaded := controllers.NewLoaded()
 	var err error
-	if r.heartbeat, r.assigner, err = setupMembership(mgr, opts, loaded, handOver.notify); err != nil {
+	if r.heartbeat, r.assigner, err = setupMembership(mgr, opts, loaded, handOver); err != nil {
 		return nil, err
 	}
 	r.scheduler, err = scheduler.New(scheduler.Options{
@@ -241,6 +241,13 @@ type handOver struct {
 	trigger   controllers.Trigger
 }
 
+// probingStopped waits for the scheduler to stop starting probes, on
+// shutdown, and returns from when it started none (see
+// membership.HeartbeatOptions.ProbingStopped).
+func (h *handOver) probingStopped(ctx context.Context) (time.Time, bool) {
+	return h.scheduler.StoppedProbing(ctx)
+}
+
 func (h *handOver) notify(ctx context.Context, c sharding.Change) {
 	// A regrouped checker stays probed here: only its status changes.
 	if !c.Regrouped {
@@ -273,25 +280,27 @@ func firstTurnsWithin(jitter time.Duration) time.Duration {
 
 // setupMembership wires the replica's Lease heartbeat and the assigner that
 // builds the ring from the Leases; the assigner reports every checker whose
-// ownership changed to notify. The heartbeat first writes the Lease once
-// loaded has seen every checker of the synced cache planned.
-func setupMembership(mgr ctrl.Manager, opts replicaOptions, loaded *controllers.Loaded, notify func(context.Context, sharding.Change)) (*membership.Heartbeat, *sharding.Assigner, error) {
+// ownership changed to handOver. The heartbeat first writes the Lease once
+// loaded has seen every checker of the synced cache planned, and on
+// shutdown marks it with when handOver's scheduler stopped probing.
+func setupMembership(mgr ctrl.Manager, opts replicaOptions, loaded *controllers.Loaded, handOver *handOver) (*membership.Heartbeat, *sharding.Assigner, error) {
 	keys := checkerKeys(mgr.GetCache())
 	clientset, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return nil, nil, fmt.Errorf("creating lease client: %w", err)
 	}
 	heartbeat, err := membership.NewHeartbeat(membership.HeartbeatOptions{
-		Client:        clientset.CoordinationV1(),
-		Namespace:     opts.leaseNamespace,
-		ID:            opts.shardID,
-		RingName:      opts.ringName,
-		Zone:          opts.zone,
-		LeaseDuration: opts.leaseDuration,
-		RenewInterval: opts.renewInterval,
-		SafetyMargin:  opts.safetyMargin,
-		Clock:         opts.clock,
-		Logger:        opts.logger.WithName("heartbeat"),
+		Client:         clientset.CoordinationV1(),
+		Namespace:      opts.leaseNamespace,
+		ID:             opts.shardID,
+		RingName:       opts.ringName,
+		Zone:           opts.zone,
+		LeaseDuration:  opts.leaseDuration,
+		RenewInterval:  opts.renewInterval,
+		SafetyMargin:   opts.safetyMargin,
+		Clock:          opts.clock,
+		Logger:         opts.logger.WithName("heartbeat"),
+		ProbingStopped: handOver.probingStopped,
 		BeforeJoin: func(ctx context.Context) error {
 			if !mgr.GetCache().WaitForCacheSync(ctx) {
 				return ctx.Err()
@@ -328,7 +337,7 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, loaded *controllers.
 		Fencer:       heartbeat,
 		Keys:         keys,
 		Deleter:      mgr.GetClient(),
-		Notify:       notify,
+		Notify:       handOver.notify,
 		Clock:        opts.clock,
 		Logger:       opts.logger.WithName("assigner"),
 	})

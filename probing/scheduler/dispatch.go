@@ -140,8 +140,10 @@ func (s *Scheduler) requeue(j job) time.Time {
 	return next
 }
 
-// dispatch is the dispatcher loop. It returns when ctx is done.
-func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
+// dispatch is the dispatcher loop. It returns when ctx is done, with the
+// due time of the owned turn it held then, waiting for a worker, if any
+// (zero otherwise): that turn was not started.
+func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) (held time.Time) {
 	var timer sleepTimer
 	defer timer.stop()
 	for ctx.Err() == nil {
@@ -166,7 +168,7 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
 			}
 			waited, err := s.acquireWorker(ctx)
 			if err != nil {
-				return // ctx done
+				return j.due // ctx done
 			}
 			// Waiting may have taken long: ask again right before probing.
 			if waited && !s.owns(j.key, j.vantagePoints) {
@@ -186,6 +188,7 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) {
 			})
 		}
 	}
+	return time.Time{}
 }
 
 // debug returns the logger of the per-probe messages (V(1)) and whether it

@@ -1,6 +1,7 @@
 package scheduler
 
 import (
+	"context"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -94,4 +95,53 @@ func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time, to
 	s.mu.Unlock()
 
 	s.log.V(1).Info("Gained check rescheduled", "checker", key, "why", why, "unprobedSince", unprobedSince, "due", due)
+}
+
+// StoppedProbing waits until Start has stopped starting probes (its
+// context is done) and returns the instant from which this replica
+// started none: every turn of a check it owned that was due before it was
+// started (or skipped because the check's previous probe still ran), and
+// none due at or after it. That is when the dispatcher stopped, or the due
+// time of the earliest owned turn it had not started by then (late, set
+// aside for a namespace slot, or waiting for a worker). A replica that
+// hands its checks over on shutdown gives it to the others, who then probe
+// exactly the turns it did not (see Gained). ok is false when ctx ends
+// first.
+func (s *Scheduler) StoppedProbing(ctx context.Context) (at time.Time, ok bool) {
+	select {
+	case <-s.probingStopped:
+		return s.stoppedAt, true
+	case <-ctx.Done():
+		return time.Time{}, false
+	}
+}
+
+// recordStop records when the dispatcher, which has returned, stopped
+// starting probes (see StoppedProbing); held is the due time of the owned
+// turn it held then, if any. A check whose new revision waited for the
+// cancelled probe of an old one (parked) has no due time kept, and is not
+// counted.
+func (s *Scheduler) recordStop(held time.Time) {
+	s.mu.Lock()
+	at := s.clock.Now()
+	if !held.IsZero() && held.Before(at) {
+		at = held
+	}
+	earlier := func(key types.NamespacedName, rev uint64, due time.Time) {
+		if e := s.checks[key]; e != nil && e.rev == rev && due.Before(at) && s.owns(key, e.check.VantagePoints) {
+			at = due
+		}
+	}
+	for _, it := range s.queue {
+		earlier(it.key, it.rev, it.due)
+	}
+	for _, jobs := range s.slots.waiting {
+		for _, j := range jobs {
+			earlier(j.key, j.rev, j.due)
+		}
+	}
+	s.stoppedAt = at
+	s.mu.Unlock()
+	close(s.probingStopped)
+	s.log.Info("Stopped starting probes", "unprobedFrom", at)
 }

@@ -1,6 +1,8 @@
 package scheduler_test
 
 import (
+	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -284,4 +286,101 @@ func TestGainedFromADeadOwnerRightAfterTheUpsert(t *testing.T) {
 	h.s.Gained(c.Key, t0.Add(8*time.Second), 0)
 	h.waitCalls(1)
 	assert.Equal(t, t0.Add(12*time.Second), h.prober.allCalls()[0].At, "made up at once")
+}
+
+// StoppedProbing gives the instant from which a stopped scheduler started
+// no probe of a check it owned: when it stopped, or the due time of the
+// earliest owned turn it had not started by then (waiting for a worker, or
+// set aside for a namespace slot). A replica that hands its checks over on
+// shutdown gives it to the others, who take over from exactly there.
+func TestStoppedProbing(t *testing.T) {
+	// later is a check upserted (so due at once) at offset after t0.
+	type later struct {
+		i         int
+		offset    time.Duration
+		owned     bool
+		namespace string // "" for the namespace of check 0
+		// popped: the dispatcher takes the turn (asks who owns it) before
+		// the clock moves on; a turn behind one waiting for a worker stays
+		// queued, and one set aside is not asked about.
+		popped bool
+	}
+	const stopAt = 3 * time.Second
+	tests := map[string]struct {
+		workers int
+		share   float64
+		later   []later
+		want    time.Duration // after t0
+	}{
+		"nothing late: when it stopped": {workers: 1, want: stopAt},
+		"an owned turn waiting for a worker, another queued behind it": {workers: 1,
+			later: []later{{i: 1, offset: time.Second, owned: true, namespace: "other", popped: true}, {i: 2, offset: 2 * time.Second, owned: true, namespace: "other"}},
+			want:  time.Second},
+		"turns of checks not owned do not count": {workers: 1,
+			later: []later{{i: 1, offset: time.Second, namespace: "other", popped: true}, {i: 2, offset: 2 * time.Second, namespace: "other", popped: true}},
+			want:  stopAt},
+		// The dispatcher sets the turn of check 1 aside before it asks
+		// about check 2, which a worker then probes.
+		"an owned turn set aside for its namespace's slot": {workers: 2, share: 0.5,
+			later: []later{{i: 1, offset: time.Second, owned: true}, {i: 2, offset: 2 * time.Second, owned: true, namespace: "other", popped: true}},
+			want:  time.Second},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			owned := map[types.NamespacedName]bool{keyN(0): true}
+			var asked sync.Map // keys the dispatcher asked about
+			checks := []scheduler.Check{checkN(0, 1, 10*time.Second, "v1")}
+			for _, l := range tc.later {
+				c := checkN(l.i, 1, 10*time.Second, "v1")
+				if l.namespace != "" {
+					c.Key.Namespace = l.namespace
+				}
+				owned[c.Key] = l.owned
+				checks = append(checks, c)
+			}
+			h := newHarness(t, func(_ *harness, o *scheduler.Options) {
+				o.Rand = zeroRand
+				o.Workers = tc.workers
+				o.NamespaceShare = tc.share
+				o.Owns = func(key types.NamespacedName, _ int) bool {
+					asked.Store(key, true)
+					return owned[key]
+				}
+			})
+			release := h.prober.block(checks[0].Target.URL, false)
+			defer release()
+			h.s.Upsert(checks[0])
+			h.start()
+			h.waitCallsTo(checks[0].Target.URL, 1) // in flight until the stop
+			for i, l := range tc.later {
+				h.clock.SetTime(t0.Add(l.offset))
+				h.s.Upsert(checks[i+1])
+				if l.popped {
+					key := checks[i+1].Key
+					require.Eventually(t, func() bool { _, ok := asked.Load(key); return ok }, waitFor, poll, "turn of %s not taken", key)
+				}
+			}
+			h.clock.SetTime(t0.Add(stopAt))
+			h.stop()
+
+			at, ok := h.s.StoppedProbing(t.Context())
+			require.True(t, ok)
+			assert.Equal(t, t0.Add(tc.want), at)
+		})
+	}
+}
+
+// StoppedProbing waits for the scheduler to stop, within its context.
+func TestStoppedProbingWaits(t *testing.T) {
+	h := newHarness(t, nil)
+	h.start()
+	ctx, cancel := context.WithTimeout(t.Context(), settle)
+	defer cancel()
+	_, ok := h.s.StoppedProbing(ctx)
+	assert.False(t, ok, "still running")
+	h.clock.SetTime(t0.Add(time.Second))
+	h.stop()
+	at, ok := h.s.StoppedProbing(t.Context())
+	require.True(t, ok)
+	assert.Equal(t, t0.Add(time.Second), at)
 }

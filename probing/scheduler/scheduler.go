@@ -184,6 +184,11 @@ type Scheduler struct {
 	wake    wakeup
 	started atomic.Bool
 
+	// probingStopped is closed once Start stopped starting probes, with
+	// stoppedAt set (see StoppedProbing).
+	probingStopped chan struct{}
+	stoppedAt      time.Time
+
 	mu      sync.Mutex
 	checks  map[types.NamespacedName]*entry
 	flights map[types.NamespacedName]*flight // probes in flight, by key
@@ -242,7 +247,9 @@ func New(opts Options) (*Scheduler, error) {
 		slots:    newNamespaceSlots(namespaceLimit(opts.NamespaceShare, opts.Workers)),
 		wake:     make(wakeup, 1),
 		checks:   map[types.NamespacedName]*entry{},
-		flights:  map[types.NamespacedName]*flight{},
+
+		probingStopped: make(chan struct{}),
+		flights:        map[types.NamespacedName]*flight{},
 	}, nil
 }
 
@@ -367,9 +374,11 @@ func (s *Scheduler) Len() int {
 func (s *Scheduler) NeedLeaderElection() bool { return false }
 
 // Start runs the dispatcher until ctx is done; it implements
-// controller-runtime's manager.Runnable. Before returning it cancels every
-// probe in flight and waits for every goroutine it started. It returns nil
-// after ctx is done, and an error if called more than once.
+// controller-runtime's manager.Runnable. Once the dispatcher stopped it
+// records from when no probe was started (see StoppedProbing); before
+// returning it cancels every probe in flight and waits for every goroutine
+// it started. It returns nil after ctx is done, and an error if called
+// more than once.
 func (s *Scheduler) Start(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return errors.New("scheduler: Start called more than once")
@@ -383,7 +392,8 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}()
 
 	s.log.Info("Scheduler started", "workers", s.workers, "namespaceLimit", s.slots.limit, "initialJitter", s.jitter, "checks", s.Len())
-	s.dispatch(ctx, &wg)
+	held := s.dispatch(ctx, &wg)
+	s.recordStop(held)
 	return nil
 }
 

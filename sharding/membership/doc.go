@@ -6,7 +6,9 @@
 // and renews that Lease, fences the replica (it stops probing and writing
 // status) when it cannot renew in time, signals every fencing change on a
 // channel (it calls nobody back), and on shutdown deletes the Lease, unless
-// another writer has taken it over, so that the others take over at once.
+// another writer has taken it over, so that the others take over at once,
+// marked first with the instant from which the replica started no probe
+// (AnnotationProbingStopped), so that they take over from exactly there.
 // Observations decide, from the Leases a replica sees and when it saw them
 // change, which members are alive at a given instant; Observe, Live and
 // Stale are pure and read no clock.

@@ -27,6 +27,9 @@ const (
 	DefaultSafetyMargin = 2 * time.Second
 	// releaseTimeout bounds the Lease deletion on shutdown.
 	releaseTimeout = 5 * time.Second
+	// probingStopWait bounds the wait for HeartbeatOptions.ProbingStopped
+	// on shutdown.
+	probingStopWait = 2 * time.Second
 )
 
 // HeartbeatOptions configure a Heartbeat.
@@ -64,6 +67,15 @@ type HeartbeatOptions struct {
 	// until then): a replica joins its ring once it is ready to take its
 	// share. An error is logged and the replica joins anyway.
 	BeforeJoin func(ctx context.Context) error
+	// ProbingStopped, when set, is called on shutdown, before the replica
+	// is fenced: it waits (within ctx) for the replica to stop starting
+	// probes and returns the instant from which it started none, every
+	// turn due before it having been started; ok false means unknown. The
+	// instant is written on the released Lease (AnnotationProbingStopped),
+	// so that the others take over from exactly there. Without it, they
+	// take over from shortly before they saw the Lease deleted, and may
+	// probe again some turns this replica probed last.
+	ProbingStopped func(ctx context.Context) (at time.Time, ok bool)
 }
 
 func (o *HeartbeatOptions) defaults() error {
@@ -111,11 +123,12 @@ type Heartbeat struct {
 	// change since it was sent.
 	fencingChanges chan struct{}
 
-	mu         sync.Mutex
-	fenced     bool
-	lastRenew  time.Time   // start of the last successful renewal
-	fenceTimer clock.Timer // fences the replica at fenceAt(), unless renewed before
-	acquired   time.Time
+	mu          sync.Mutex
+	fenced      bool
+	fencedSince time.Time   // when fenced last became true
+	lastRenew   time.Time   // start of the last successful renewal
+	fenceTimer  clock.Timer // fences the replica at fenceAt(), unless renewed before
+	acquired    time.Time
 
 	// written is true while lease holds the Lease as we last wrote it;
 	// only the Start goroutine uses it.
@@ -159,9 +172,9 @@ func (h *Heartbeat) Fenced() bool {
 func (h *Heartbeat) FencingChanges() <-chan struct{} { return h.fencingChanges }
 
 // Start waits for BeforeJoin, if set, then renews the Lease every
-// RenewInterval until ctx is done, then fences
-// the replica and releases the Lease (see release) so that the others take
-// over at once.
+// RenewInterval until ctx is done, then waits for ProbingStopped, if set,
+// fences the replica and releases the Lease (see release) so that the
+// others take over at once.
 //
 // Fencing does not wait for this loop: a timer fences the replica at
 // lastRenew + LeaseDuration - SafetyMargin even while a renewal is stuck.
@@ -183,13 +196,14 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 		h.renew(ctx, log)
 		select {
 		case <-ctx.Done():
+			stopped := h.probingStopped(log)
 			h.mu.Lock()
 			if h.fenceTimer != nil {
 				h.fenceTimer.Stop()
 			}
 			h.mu.Unlock()
 			h.setFenced(log, true)
-			h.release(log)
+			h.release(log, stopped)
 			return nil
 		case <-ticker.C():
 		}
@@ -283,13 +297,42 @@ func (h *Heartbeat) tryRenew(ctx context.Context, now time.Time) error {
 	return nil
 }
 
+// probingStopped returns the instant from which this replica, shutting
+// down, started no probe (see HeartbeatOptions.ProbingStopped): when it
+// was fenced, if it is (a fenced replica does not probe), otherwise
+// ProbingStopped's answer within probingStopWait. Zero means unknown.
+func (h *Heartbeat) probingStopped(log logr.Logger) time.Time {
+	h.mu.Lock()
+	fenced, since := h.fenced, h.fencedSince
+	h.mu.Unlock()
+	if fenced || h.opts.ProbingStopped == nil {
+		return since // zero when not fenced: unknown
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), probingStopWait)
+	defer cancel()
+	at, ok := h.opts.ProbingStopped(ctx)
+	if !ok {
+		log.Info("Probing did not stop in time; the others take over from when they see the Lease deleted", "waited", probingStopWait)
+		return time.Time{}
+	}
+	// Fenced while waiting (its last renewal too old): it started no
+	// probe since then.
+	h.mu.Lock()
+	if h.fenced && h.fencedSince.Before(at) {
+		at = h.fencedSince
+	}
+	h.mu.Unlock()
+	return at
+}
+
 // release deletes the Lease, if it is still ours: it reads the Lease,
-// leaves it alone when another replica holds it, and deletes it on the
-// condition that its UID and resourceVersion are still the ones read, so
-// that a Lease taken over or renewed by another writer in between (a
-// successor with the same shard id, such as a restarted StatefulSet pod)
-// survives.
-func (h *Heartbeat) release(log logr.Logger) {
+// leaves it alone when another replica holds it, marks it with the instant
+// this replica stopped probing, if known (AnnotationProbingStopped, see
+// markStopped), and deletes it on the condition that its UID and
+// resourceVersion are still the ones read or written, so that a Lease
+// taken over or renewed by another writer in between (a successor with
+// the same shard id, such as a restarted StatefulSet pod) survives.
+func (h *Heartbeat) release(log logr.Logger, stopped time.Time) {
 	ctx, cancel := context.WithTimeout(context.Background(), releaseTimeout)
 	defer cancel()
 	leases := h.opts.Client.Leases(h.opts.Namespace)
@@ -299,13 +342,18 @@ func (h *Heartbeat) release(log logr.Logger) {
 			log.Info("Lease held by another replica, not releasing it", "holder", holder)
 			return
 		}
+		if !stopped.IsZero() {
+			lease, err = h.markStopped(ctx, log, lease, stopped)
+		}
+	}
+	if err == nil {
 		err = leases.Delete(ctx, h.opts.ID, metav1.DeleteOptions{
 			Preconditions: &metav1.Preconditions{UID: &lease.UID, ResourceVersion: &lease.ResourceVersion},
 		})
 	}
 	switch {
 	case err == nil:
-		log.Info("Released lease")
+		log.Info("Released lease", "probingStoppedAt", stopped)
 	case apierrors.IsNotFound(err):
 	case apierrors.IsConflict(err):
 		log.Info("Lease changed by another writer, not releasing it")
@@ -314,10 +362,36 @@ func (h *Heartbeat) release(log logr.Logger) {
 	}
 }
 
+// markStopped writes the instant this replica stopped probing on its
+// Lease (AnnotationProbingStopped), which the others read from the deleted
+// Lease, and returns the Lease as written. An update that fails but for a
+// conflict is logged, and the Lease is released without the instant: the
+// others then take over from when they see it deleted.
+func (h *Heartbeat) markStopped(ctx context.Context, log logr.Logger, lease *coordinationv1.Lease, stopped time.Time) (*coordinationv1.Lease, error) {
+	marked := lease.DeepCopy()
+	if marked.Annotations == nil {
+		marked.Annotations = map[string]string{}
+	}
+	marked.Annotations[AnnotationProbingStopped] = stopped.UTC().Format(time.RFC3339Nano)
+	updated, err := h.opts.Client.Leases(h.opts.Namespace).Update(ctx, marked, metav1.UpdateOptions{})
+	switch {
+	case err == nil:
+		return updated, nil
+	case apierrors.IsConflict(err):
+		return nil, err
+	default:
+		log.Error(err, "Marking the lease with when probing stopped failed; releasing it without", "probingStoppedAt", stopped)
+		return lease, nil
+	}
+}
+
 func (h *Heartbeat) setFenced(log logr.Logger, fenced bool) {
 	h.mu.Lock()
 	changed := h.fenced != fenced
 	h.fenced = fenced
+	if changed && fenced {
+		h.fencedSince = h.opts.Clock.Now()
+	}
 	h.mu.Unlock()
 	if changed {
 		log.Info("Fencing changed", "fenced", fenced)

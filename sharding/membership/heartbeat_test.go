@@ -19,6 +19,7 @@ import (
 	coordinationv1 "k8s.io/api/coordination/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
@@ -382,4 +383,119 @@ func TestHeartbeatStopsWhileWaitingToJoin(t *testing.T) {
 	_, err := getLease(t, "never-joins")
 	assert.True(t, apierrors.IsNotFound(err), "lease written: %v", err)
 	assert.True(t, hb.Fenced())
+}
+
+// deletedLease watches the Lease of id and returns a function that waits
+// for its deletion and returns the Lease as the deletion showed it, which
+// is what the other replicas' informers get.
+func deletedLease(t *testing.T, id string) func() *coordinationv1.Lease {
+	t.Helper()
+	w, err := leasesClient(t, cp.Config).Leases(namespace).Watch(t.Context(), metav1.ListOptions{FieldSelector: "metadata.name=" + id})
+	require.NoError(t, err)
+	t.Cleanup(w.Stop)
+	return func() *coordinationv1.Lease {
+		t.Helper()
+		timeout := time.After(15 * time.Second)
+		for {
+			select {
+			case ev, ok := <-w.ResultChan():
+				require.True(t, ok, "watch of lease %s ended", id)
+				if ev.Type == watch.Deleted {
+					l, isLease := ev.Object.(*coordinationv1.Lease)
+					require.True(t, isLease, "deleted object %T", ev.Object)
+					return l
+				}
+			case <-timeout:
+				require.FailNow(t, "lease not deleted", id)
+				return nil
+			}
+		}
+	}
+}
+
+// On shutdown, a replica asks when it stopped probing before it fences
+// itself, and marks its Lease with that instant before deleting it: the
+// others read it from the deletion. When it does not know, the Lease is
+// deleted unmarked.
+func TestHeartbeatMarksWhenProbingStopped(t *testing.T) {
+	stoppedAt := t0.Add(1500 * time.Millisecond)
+	tests := map[string]struct {
+		stopped func(ctx context.Context) (time.Time, bool)
+		want    time.Time // zero: unmarked
+	}{
+		"probing stopped: that instant": {stopped: func(context.Context) (time.Time, bool) { return stoppedAt, true }, want: stoppedAt},
+		"probing did not stop in time: unmarked": {stopped: func(ctx context.Context) (time.Time, bool) {
+			<-ctx.Done()
+			return time.Time{}, false
+		}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			id := "marks-" + strings.ReplaceAll(strings.ReplaceAll(name, " ", "-"), ":", "")
+			var hb *membership.Heartbeat
+			var askedFenced atomic.Int32 // 1: asked while not fenced, 2: while fenced
+			hb, stop := startHeartbeat(t, leasesClient(t, cp.Config), id, clocktesting.NewFakeClock(t0), func(o *membership.HeartbeatOptions) {
+				o.ProbingStopped = func(ctx context.Context) (time.Time, bool) {
+					askedFenced.Store(map[bool]int32{false: 1, true: 2}[hb.Fenced()])
+					return tc.stopped(ctx)
+				}
+			})
+			renewedAt(t, id, t0)
+			awaitFencingChange(t, hb, false, 5*time.Second)
+			deleted := deletedLease(t, id)
+
+			stop()
+			l := deleted()
+			assert.Equal(t, int32(1), askedFenced.Load(), "asked when probing stopped before fencing (1), not after (2) or never (0)")
+			at, marked := membership.ProbingStoppedAt(l)
+			if tc.want.IsZero() {
+				assert.False(t, marked, "marked %s", l.Annotations)
+				return
+			}
+			require.True(t, marked, "unmarked: %v", l.Annotations)
+			assert.True(t, tc.want.Equal(at), "marked %s, want %s", at, tc.want)
+		})
+	}
+}
+
+// A replica fenced when it shuts down (its API server unreachable for too
+// long) has probed nothing since it was fenced: that is the instant on its
+// released Lease, without waiting for the prober.
+func TestHeartbeatFencedMarksWhenFenced(t *testing.T) {
+	apiURL, err := url.Parse(cp.Config.Host)
+	require.NoError(t, err)
+	proxy, err := framework.NewProxy(apiURL.Host)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = proxy.Close() })
+	viaProxy := rest.CopyConfig(cp.Config)
+	viaProxy.Host = "https://" + proxy.Addr()
+
+	clk := clocktesting.NewFakeClock(t0)
+	var asked atomic.Bool
+	hb, stop := startHeartbeat(t, leasesClient(t, viaProxy), "fenced-marks", clk, func(o *membership.HeartbeatOptions) {
+		o.ProbingStopped = func(context.Context) (time.Time, bool) {
+			asked.Store(true)
+			return clk.Now(), true
+		}
+	})
+	renewedAt(t, "fenced-marks", t0)
+	awaitFencingChange(t, hb, false, 5*time.Second)
+	deleted := deletedLease(t, "fenced-marks")
+
+	proxy.Cut()
+	fenceAt := t0.Add(membership.DefaultLeaseDuration - membership.DefaultSafetyMargin)
+	for clk.Now().Add(membership.DefaultRenewInterval).Before(fenceAt) {
+		clk.Step(membership.DefaultRenewInterval)
+	}
+	clk.SetTime(fenceAt)
+	awaitFencingChange(t, hb, true, 10*time.Second)
+	clk.SetTime(fenceAt.Add(time.Second))
+	proxy.Restore() // the release goes through; no renewal runs before it
+
+	stop()
+	l := deleted()
+	assert.False(t, asked.Load(), "asked the prober, fenced")
+	at, marked := membership.ProbingStoppedAt(l)
+	require.True(t, marked, "unmarked: %v", l.Annotations)
+	assert.True(t, fenceAt.Equal(at), "marked %s, want %s (fenced)", at, fenceAt)
 }

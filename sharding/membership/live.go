@@ -14,6 +14,28 @@ const LabelRing = "test.network.io/ring"
 // --zone); a Lease without it is of a replica whose zone is unknown.
 const LabelZone = "test.network.io/zone"
 
+// AnnotationProbingStopped is set by a replica on the Lease it releases on
+// shutdown, right before deleting it: the instant (RFC 3339, nanoseconds,
+// on its own clock) from which it started no probe, every turn due before
+// it having been started (see HeartbeatOptions.ProbingStopped). The others
+// read it from the deleted Lease (ProbingStoppedAt) and take over from
+// exactly that turn of each checker's grid, so that no turn is probed
+// twice nor missed. The instant names a point of the checkers' grids, which
+// every replica computes from the time of day alike; it is never compared
+// with a reader's clock to judge liveness.
+const AnnotationProbingStopped = "test.network.io/probing-stopped-at"
+
+// ProbingStoppedAt reads AnnotationProbingStopped from a released Lease;
+// ok is false when it has none, or one that is not an RFC 3339 time.
+func ProbingStoppedAt(l *coordinationv1.Lease) (at time.Time, ok bool) {
+	v, set := l.Annotations[AnnotationProbingStopped]
+	if !set {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, v)
+	return at, err == nil
+}
+
 // Member is a ring member as described by its Lease.
 type Member struct {
 	// ID is the member's shard id (the Lease's holderIdentity).
