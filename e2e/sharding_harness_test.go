@@ -453,6 +453,33 @@ func (e *shardingEnv) checkSteadyProbing(phase string) {
 	e.t.Logf("%s: over two intervals, probes per replica %v; checkers by probe count %v", phase, perShard, histogram)
 }
 
+// checkProbedOnce checks that none of the checkers that leaver owned in
+// the ring of oldMembers was probed twice less than half an interval
+// apart, by any replica, between from and to: a replica that stops hands
+// each turn over once (it marks its released Lease with when it stopped
+// probing, see membership.AnnotationProbingStopped).
+func (e *shardingEnv) checkProbedOnce(phase string, oldMembers []string, leaver string, from, to time.Time) {
+	e.t.Helper()
+	e.hits.sync()
+	owners := e.owners(oldMembers)
+	var doubles []string
+	n := 0
+	for _, name := range e.names {
+		if owners[name] != leaver {
+			continue
+		}
+		n++
+		hits := e.hits.between(e.pathOf[name], from, to)
+		for i := 1; i < len(hits); i++ {
+			if gap := hits[i].at.Sub(hits[i-1].at); gap < shardingInterval/2 {
+				doubles = append(doubles, fmt.Sprintf("%s: %s then %s %s later", name, hits[i-1].shard, hits[i].shard, gap.Round(time.Millisecond)))
+			}
+		}
+	}
+	assert.Empty(e.t, doubles, "%s: checkers of %s probed twice within half an interval", phase, leaver)
+	e.t.Logf("MEASURED %s: %d of the %d checkers of %s probed twice within half an interval", phase, len(doubles), n, leaver)
+}
+
 // takeover is how long the slowest of the checkers that moved took to be
 // probed by its new owner, and to show it in status.shard.
 type takeover struct {

@@ -139,7 +139,8 @@ func TestSharding(t *testing.T) {
 	}
 	require.ElementsMatch(t, e.live, e.liveLeaseHolders(), "live Leases after SIGTERM")
 	e.checkAssignment("after SIGTERM")
-	e.checkSteadyProbing("after SIGTERM")
+	e.checkSteadyProbing("after SIGTERM") // lasts past tTerm + 2 intervals
+	e.checkProbedOnce("SIGTERM", before, stopped, tTerm.Add(-shardingInterval), tTerm.Add(2*shardingInterval))
 
 	// ---------------------------------------------------------------
 	// With one replica left the first join can only move checkers away

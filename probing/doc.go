@@ -8,7 +8,8 @@
 // into a typed Result that keeps the failure class (Reason) next to a human
 // readable Message, so that callers never have to parse error strings. The
 // HTTP prober also reports how long each phase of the exchange took
-// (PhaseTimings, measured with net/http/httptrace).
+// (PhaseTimings, measured by the prober's own transport, and through
+// net/http/httptrace where net/http does the work).
 //
 // What a Result says can be trusted: every probe resolves, connects and
 // shakes hands anew (unless its Target opts into ReuseConnections), the

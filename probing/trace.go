@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Phase is one step of an HTTP probe, as measured with net/http/httptrace.
+// Phase is one step of an HTTP probe, as measured by phaseTracer.
 // The names follow the blackbox exporter's probe_http_duration_seconds.
 type Phase string
 
