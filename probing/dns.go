@@ -73,7 +73,7 @@ func (p *DNSProber) Probe(ctx context.Context, t Target) Result {
 }
 
 func (p *DNSProber) probe(ctx context.Context, t Target, start time.Time) Result {
-	if _, err := t.validateFor("DNS", KindDNS); err != nil {
+	if _, _, err := t.validateFor("DNS", KindDNS); err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
 	}
 	q, err := newDNSQuery(t)

@@ -73,12 +73,9 @@ func (p *GRPCProber) Probe(ctx context.Context, t Target) Result {
 }
 
 func (p *GRPCProber) probe(ctx context.Context, t Target, start time.Time) Result {
-	if _, err := t.validateFor("gRPC", KindGRPC); err != nil {
+	_, u, err := t.validateFor("gRPC", KindGRPC)
+	if err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
-	}
-	u, err := parseURL(t.URL)
-	if err != nil { // already validated; kept so that Probe cannot panic
-		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
 	}
 	prefix := "health check of " + strconv.Quote(redactURL(u))
 	if t.GRPC.Service != "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -208,7 +209,8 @@ func (p *HTTPProber) Probe(ctx context.Context, t Target) Result {
 }
 
 func (p *HTTPProber) probe(ctx context.Context, t Target, pc *probeContext, start time.Time) Result {
-	if _, err := t.validateFor("HTTP", KindHTTP); err != nil {
+	_, u, err := t.validateFor("HTTP", KindHTTP)
+	if err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
 	}
 	client, err := p.transports.client(keyOf(t), t.Proxy)
@@ -218,7 +220,7 @@ func (p *HTTPProber) probe(ctx context.Context, t Target, pc *probeContext, star
 
 	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
-	req, err := p.newRequest(context.WithValue(probeCtx, probeContextKey{}, pc), t, pc)
+	req, err := p.newRequest(context.WithValue(probeCtx, probeContextKey{}, pc), t, u, pc)
 	if err != nil { // already validated; kept so that Probe cannot panic
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
 	}
@@ -257,10 +259,10 @@ func (p *HTTPProber) probe(ctx context.Context, t Target, pc *probeContext, star
 	return res
 }
 
-// newRequest builds the request of t with ctx: method, body, headers and
-// credentials. The names of the headers from Secrets go to pc (for
-// checkRedirect).
-func (p *HTTPProber) newRequest(ctx context.Context, t Target, pc *probeContext) (*http.Request, error) {
+// newRequest builds the request of t, whose URL parsed is u, with ctx:
+// method, body, headers and credentials. The names of the headers from
+// Secrets go to pc (for checkRedirect).
+func (p *HTTPProber) newRequest(ctx context.Context, t Target, u *url.URL, pc *probeContext) (*http.Request, error) {
 	for _, h := range t.Headers {
 		if h.Sensitive {
 			pc.sensitiveHeaders = append(pc.sensitiveHeaders, h.Name)
@@ -275,10 +277,15 @@ func (p *HTTPProber) newRequest(ctx context.Context, t Target, pc *probeContext)
 	if t.Body != "" {
 		body = strings.NewReader(t.Body) // replayed on 307/308 redirects
 	}
-	req, err := http.NewRequestWithContext(ctx, t.Method, t.URL, body)
+	// The URL is the one validation parsed, not parsed again: the request
+	// is built for an empty one, then given u as NewRequest would (a port
+	// left empty removed from the host).
+	req, err := http.NewRequestWithContext(ctx, t.Method, "", body)
 	if err != nil {
 		return nil, err
 	}
+	u.Host = withoutEmptyPort(u.Host)
+	req.URL, req.Host = u, u.Host
 	req.Header.Set("User-Agent", p.opts.UserAgent)
 	for _, h := range t.Headers {
 		if strings.EqualFold(h.Name, "Host") {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"slices"
 	"time"
@@ -100,98 +101,98 @@ const expectedMethods = "expected GET, HEAD, POST, PUT or OPTIONS"
 // checked when a prober first builds a client for it. Messages start with
 // "invalid target" and never contain the URL's password.
 func (t Target) Validate() error {
-	_, err := t.validated()
+	_, _, err := t.validated()
 	return err
 }
 
-// validated returns t's kind once t passes Validate, or Validate's error:
-// the URL is parsed once.
-func (t Target) validated() (Kind, error) {
-	kind, err := t.validate()
-	if err != nil {
-		return "", fmt.Errorf("invalid target: %w", err)
+// validated returns t's kind and parsed URL once t passes Validate, or
+// Validate's error: the URL is parsed once, and probers use that parse.
+func (t Target) validated() (Kind, *url.URL, error) {
+	u, kind, err := parseTargetURL(t.URL)
+	if err == nil {
+		err = t.checkOptions(kind)
 	}
-	return kind, nil
+	if err != nil {
+		return "", nil, fmt.Errorf("invalid target: %w", err)
+	}
+	return kind, u, nil
 }
 
 // validateFor is validated for the prober called name, which probes the
 // targets of kinds: a target of another kind is invalid for it.
-func (t Target) validateFor(name string, kinds ...Kind) (Kind, error) {
-	kind, err := t.validated()
+func (t Target) validateFor(name string, kinds ...Kind) (Kind, *url.URL, error) {
+	kind, u, err := t.validated()
 	if err == nil && !slices.Contains(kinds, kind) {
 		err = fmt.Errorf("invalid target: the %s prober cannot probe %s targets", name, kind)
 	}
-	return kind, err
+	return kind, u, err
 }
 
-func (t Target) validate() (Kind, error) {
-	kind, err := checkTargetURL(t.URL)
-	if err != nil {
-		return "", err
-	}
+// checkOptions checks the options of t, whose URL is of kind.
+func (t Target) checkOptions(kind Kind) error {
 	if t.Timeout <= 0 {
-		return kind, fmt.Errorf("timeout %v is not positive", t.Timeout)
+		return fmt.Errorf("timeout %v is not positive", t.Timeout)
 	}
 	switch t.IPFamily {
 	case IPFamilyAny, IPFamilyIPv4, IPFamilyIPv6:
 	default:
-		return kind, fmt.Errorf("unknown IP family %q (expected IPv4, IPv6 or empty)", string(t.IPFamily))
+		return fmt.Errorf("unknown IP family %q (expected IPv4, IPv6 or empty)", string(t.IPFamily))
 	}
 	if t.TCP != nil {
 		if kind != KindTCP && kind != KindTLS {
-			return kind, fmt.Errorf("tcp options on a %s target", kind)
+			return fmt.Errorf("tcp options on a %s target", kind)
 		}
 		if err := checkMaxBodyBytes(t.TCP.MaxBytes); err != nil {
-			return kind, fmt.Errorf("tcp: %w", err)
+			return fmt.Errorf("tcp: %w", err)
 		}
 	}
 	if t.GRPC != (GRPCOptions{}) && kind != KindGRPC {
-		return kind, fmt.Errorf("grpc options on a %s target", kind)
+		return fmt.Errorf("grpc options on a %s target", kind)
 	}
 	switch {
 	case kind == KindDNS && t.DNS == nil:
-		return kind, errors.New("dns target without dns options")
+		return errors.New("dns target without dns options")
 	case kind == KindDNS && t.Proxy != nil:
-		return kind, errors.New("a dns target cannot use a proxy")
+		return errors.New("a dns target cannot use a proxy")
 	case kind == KindDNS:
 		if err := t.DNS.validate(); err != nil {
-			return kind, err
+			return err
 		}
 	case t.DNS != nil:
-		return kind, fmt.Errorf("dns options on a %s target", kind)
+		return fmt.Errorf("dns options on a %s target", kind)
 	}
 	if t.Proxy != nil {
 		if err := checkProxyURL(t.Proxy.URL); err != nil {
-			return kind, err
+			return err
 		}
 	}
 	if kind != KindHTTP {
 		if t.Method != "" || len(t.ExpectedStatusCodes) > 0 || len(t.Headers) > 0 || t.Body != "" ||
 			t.BodyMatch != nil || t.BasicAuth != nil || t.BearerToken != "" || t.ReuseConnections {
-			return kind, fmt.Errorf("HTTP options on a %s target", kind)
+			return fmt.Errorf("HTTP options on a %s target", kind)
 		}
-		return kind, nil
+		return nil
 	}
 	switch {
 	case t.Method == "":
-		return kind, errors.New("missing method (" + expectedMethods + ")")
+		return errors.New("missing method (" + expectedMethods + ")")
 	case !slices.Contains(methods, t.Method):
-		return kind, fmt.Errorf("unsupported method %q (%s)", t.Method, expectedMethods)
+		return fmt.Errorf("unsupported method %q (%s)", t.Method, expectedMethods)
 	}
 	for _, c := range t.ExpectedStatusCodes {
 		if err := checkStatusCode(c); err != nil {
-			return kind, fmt.Errorf("expected status codes: %w", err)
+			return fmt.Errorf("expected status codes: %w", err)
 		}
 	}
 	if m := t.BodyMatch; m != nil {
 		if m.Regexp == nil {
-			return kind, errors.New("body match without a regular expression")
+			return errors.New("body match without a regular expression")
 		}
 		if err := checkMaxBodyBytes(m.MaxBytes); err != nil {
-			return kind, fmt.Errorf("body match: %w", err)
+			return fmt.Errorf("body match: %w", err)
 		}
 	}
-	return kind, nil
+	return nil
 }
 
 // Limits of the options parsed by ParseStatusCodes and NewBodyMatch, the

@@ -59,13 +59,9 @@ type tcpTarget struct {
 // parseTCPTarget checks t and returns what probing it needs; its errors
 // are the messages of ReasonInvalidTarget.
 func parseTCPTarget(t Target) (tcpTarget, error) {
-	kind, err := t.validateFor("TCP", KindTCP, KindTLS)
+	kind, u, err := t.validateFor("TCP", KindTCP, KindTLS)
 	if err != nil {
 		return tcpTarget{}, err
-	}
-	u, err := parseURL(t.URL)
-	if err != nil { // already validated; kept so that Probe cannot panic
-		return tcpTarget{}, fmt.Errorf("invalid target: %w", err)
 	}
 	tt := tcpTarget{kind: kind, url: redactURL(u), addr: net.JoinHostPort(u.Hostname(), u.Port())}
 	if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {

@@ -150,33 +150,42 @@ func webHostPort(u *url.URL) string {
 	return net.JoinHostPort(u.Hostname(), "80")
 }
 
-// checkTargetURL returns the kind of rawURL, or why it cannot be probed:
-// it must be an absolute URL of a known scheme with a host. Its messages
-// never contain the URL's password.
-func checkTargetURL(rawURL string) (Kind, error) {
+// parseTargetURL parses rawURL and returns it with its kind, or why it
+// cannot be probed: it must be an absolute URL of a known scheme with a
+// host. Its messages never contain the URL's password.
+func parseTargetURL(rawURL string) (*url.URL, Kind, error) {
 	if rawURL == "" {
-		return "", errors.New("empty URL")
+		return nil, "", errors.New("empty URL")
 	}
 	u, err := parseURL(rawURL)
 	if err != nil {
-		return "", fmt.Errorf("URL: %w", err)
+		return nil, "", fmt.Errorf("URL: %w", err)
 	}
 	kind, ok := KindOfScheme(u.Scheme)
 	if !ok {
-		return "", fmt.Errorf("URL %q: unsupported scheme %q (expected %s)", u.Redacted(), u.Scheme, expectedSchemes)
+		return nil, "", fmt.Errorf("URL %q: unsupported scheme %q (expected %s)", u.Redacted(), u.Scheme, expectedSchemes)
 	}
 	if u.Hostname() == "" {
-		return "", fmt.Errorf("URL %q: missing host", u.Redacted())
+		return nil, "", fmt.Errorf("URL %q: missing host", u.Redacted())
 	}
 	if kind != KindHTTP {
 		if n, err := strconv.Atoi(cmp.Or(u.Port(), defaultPorts[u.Scheme])); err != nil || n < 1 || n > 65535 {
-			return "", fmt.Errorf("URL %q: missing or invalid port (a %s URL has no default port)", u.Redacted(), u.Scheme)
+			return nil, "", fmt.Errorf("URL %q: missing or invalid port (a %s URL has no default port)", u.Redacted(), u.Scheme)
 		}
 		if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-			return "", fmt.Errorf("URL %q: a %s URL has no path, query or fragment", u.Redacted(), u.Scheme)
+			return nil, "", fmt.Errorf("URL %q: a %s URL has no path, query or fragment", u.Redacted(), u.Scheme)
 		}
 	}
-	return kind, nil
+	return u, kind, nil
+}
+
+// withoutEmptyPort removes the colon of an empty port from host
+// ("example.com:" is "example.com"), as http.NewRequest does.
+func withoutEmptyPort(host string) string {
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && i > strings.LastIndexByte(host, ']') {
+		return strings.TrimSuffix(host, ":")
+	}
+	return host
 }
 
 // parseURL is url.Parse with an error that does not quote raw, which may

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"sync"
 	"testing"
@@ -102,13 +101,7 @@ func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
 	direct, err := client.New(cp.Config, client.Options{Scheme: newScheme()})
 	require.NoError(t, err)
 
-	apiURL, err := url.Parse(cp.Config.Host)
-	require.NoError(t, err)
-	proxy, err := framework.NewProxy(apiURL.Host)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = proxy.Close() })
-	viaProxy := rest.CopyConfig(cp.Config)
-	viaProxy.Host = "https://" + proxy.Addr()
+	proxy, viaProxy := framework.ProxyToAPIServer(t, cp.Config)
 
 	dns := probetest.NewTestDNSServer(t, map[string][]net.IP{})
 	target := framework.NewTarget()

@@ -5,7 +5,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"sync"
+	"testing"
+
+	"k8s.io/client-go/rest"
 )
 
 // Proxy is a TCP proxy on 127.0.0.1 in front of another address, for
@@ -31,6 +35,26 @@ func NewProxy(target string) (*Proxy, error) {
 	p.wg.Add(1)
 	go p.serve()
 	return p, nil
+}
+
+// ProxyToAPIServer starts a Proxy in front of the API server of cfg,
+// closed when the test ends, and returns it with a copy of cfg that goes
+// through it: Cut then partitions whatever uses that copy from the API
+// server.
+func ProxyToAPIServer(t testing.TB, cfg *rest.Config) (*Proxy, *rest.Config) {
+	t.Helper()
+	apiURL, err := url.Parse(cfg.Host)
+	if err != nil {
+		t.Fatalf("parsing the API server's URL %q: %v", cfg.Host, err)
+	}
+	p, err := NewProxy(apiURL.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	viaProxy := rest.CopyConfig(cfg)
+	viaProxy.Host = "https://" + p.Addr()
+	return p, viaProxy
 }
 
 // Addr is the proxy's address.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -251,13 +250,7 @@ func changeLease(leases coordinationv1client.LeaseInterface, id string, change f
 }
 
 func TestHeartbeatFencesWhenRenewalsFail(t *testing.T) {
-	apiURL, err := url.Parse(cp.Config.Host)
-	require.NoError(t, err)
-	proxy, err := framework.NewProxy(apiURL.Host)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = proxy.Close() }) // after the heartbeat has released its Lease
-	viaProxy := rest.CopyConfig(cp.Config)
-	viaProxy.Host = "https://" + proxy.Addr()
+	proxy, viaProxy := framework.ProxyToAPIServer(t, cp.Config) // closed after the heartbeat released its Lease (cleanups run last first)
 
 	clk := clocktesting.NewFakeClock(t0)
 	hb, _ := startHeartbeat(t, leasesClient(t, viaProxy), "partitioned", clk)
@@ -462,13 +455,7 @@ func TestHeartbeatMarksWhenProbingStopped(t *testing.T) {
 // long) has probed nothing since it was fenced: that is the instant on its
 // released Lease, without waiting for the prober.
 func TestHeartbeatFencedMarksWhenFenced(t *testing.T) {
-	apiURL, err := url.Parse(cp.Config.Host)
-	require.NoError(t, err)
-	proxy, err := framework.NewProxy(apiURL.Host)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = proxy.Close() })
-	viaProxy := rest.CopyConfig(cp.Config)
-	viaProxy.Host = "https://" + proxy.Addr()
+	proxy, viaProxy := framework.ProxyToAPIServer(t, cp.Config)
 
 	clk := clocktesting.NewFakeClock(t0)
 	var asked atomic.Bool
