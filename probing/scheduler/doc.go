@@ -105,7 +105,10 @@
 // A replica schedules every check, owned or not, so that a change of
 // ownership needs no Upsert: a check gained is probed at its next grid
 // point. Disown, called when a check is lost, cancels its probe in flight
-// and forgets its Outcome but keeps it on the grid.
+// and forgets its Outcome but keeps it on the grid. Once stopped, the
+// scheduler tells from when it started no probe of a check it owned
+// (StoppedProbing): a replica shutting down hands that instant to the
+// others, who probe exactly the turns it did not (Gained).
 //
 // Remove, and an Upsert that changes a check, cancel the probe in flight for
 // that key. Its late result is discarded because the revision it was started

@@ -120,28 +120,34 @@ func (s *Scheduler) StoppedProbing(ctx context.Context) (at time.Time, ok bool) 
 // starting probes (see StoppedProbing); held is the due time of the owned
 // turn it held then, if any. A check whose new revision waited for the
 // cancelled probe of an old one (parked) has no due time kept, and is not
-// counted.
+// counted. Options.Owns is asked outside the lock, as everywhere.
 func (s *Scheduler) recordStop(held time.Time) {
 	s.mu.Lock()
 	at := s.clock.Now()
 	if !held.IsZero() && held.Before(at) {
 		at = held
 	}
-	earlier := func(key types.NamespacedName, rev uint64, due time.Time) {
-		if e := s.checks[key]; e != nil && e.rev == rev && due.Before(at) && s.owns(key, e.check.VantagePoints) {
-			at = due
+	var late []job // current turns due before at, not started
+	consider := func(key types.NamespacedName, rev uint64, due time.Time) {
+		if e := s.checks[key]; e != nil && e.rev == rev && due.Before(at) {
+			late = append(late, job{key: key, rev: rev, due: due, vantagePoints: e.check.VantagePoints})
 		}
 	}
 	for _, it := range s.queue {
-		earlier(it.key, it.rev, it.due)
+		consider(it.key, it.rev, it.due)
 	}
 	for _, jobs := range s.slots.waiting {
 		for _, j := range jobs {
-			earlier(j.key, j.rev, j.due)
+			consider(j.key, j.rev, j.due)
+		}
+	}
+	s.mu.Unlock()
+	for _, j := range late {
+		if j.due.Before(at) && s.owns(j.key, j.vantagePoints) {
+			at = j.due
 		}
 	}
 	s.stoppedAt = at
-	s.mu.Unlock()
 	close(s.probingStopped)
 	s.log.Info("Stopped starting probes", "unprobedFrom", at)
 }
