@@ -61,13 +61,13 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 // send sends req with client and returns the response, as client.Do
 // does, but asks the client only for what needs one. A request that the
 // client's http1Transport sends itself (plain HTTP, see handles) goes
-// straight to it, and a response that is a redirect to follow (follow
-// set, and a status http.Client follows) goes to the client with the
-// request, to follow the chain from there as it would have from the start
-// (see answeredTransport); errors are *url.Error, as the client's are.
-// Other requests go through client.Do, which also translates some errors
-// of http.Transport.
-func send(client *http.Client, req *http.Request, follow bool) (*http.Response, error) {
+// straight to it, and a response that is a redirect to follow (the
+// probe's policy, as checkRedirect reads it, and a status http.Client
+// follows) goes to the client with the request, to follow the chain from
+// there as it would have from the start (see answeredTransport); errors
+// are *url.Error, as the client's are. Other requests go through
+// client.Do, which also translates some errors of http.Transport.
+func send(client *http.Client, req *http.Request) (*http.Response, error) {
 	h1, ok := client.Transport.(*http1Transport)
 	if !ok || !h1.handles(req) || req.URL.User != nil { // net/http turns URL credentials into a header
 		return client.Do(req)
@@ -76,7 +76,7 @@ func send(client *http.Client, req *http.Request, follow bool) (*http.Response, 
 	if err != nil {
 		return nil, &url.Error{Op: urlErrorOp(req.Method), URL: redactURL(req.URL), Err: err}
 	}
-	if !follow || !followedStatus(resp.StatusCode) {
+	if pc := probeContextOf(req.Context()); pc == nil || !pc.followRedirects || !followedStatus(resp.StatusCode) {
 		return resp, nil
 	}
 	follower := *client

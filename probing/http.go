@@ -225,7 +225,7 @@ func (p *HTTPProber) probe(ctx context.Context, t Target, pc *probeContext, star
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
 	}
 
-	resp, err := send(client, req, t.FollowRedirects)
+	resp, err := send(client, req)
 	if err != nil {
 		res := p.failure(ctx, probeCtx, t, req, pc.tracer.answered(), withoutProxyConnect(err))
 		if resp != nil { // CheckRedirect failed; the body is already closed
@@ -278,13 +278,13 @@ func (p *HTTPProber) newRequest(ctx context.Context, t Target, u *url.URL, pc *p
 		body = strings.NewReader(t.Body) // replayed on 307/308 redirects
 	}
 	// The URL is the one validation parsed, not parsed again: the request
-	// is built for an empty one, then given u as NewRequest would (a port
-	// left empty removed from the host).
+	// is built for an empty one, then given u as NewRequest would (the
+	// colon of an empty port removed from the host: "example.com:").
 	req, err := http.NewRequestWithContext(ctx, t.Method, "", body)
 	if err != nil {
 		return nil, err
 	}
-	u.Host = withoutEmptyPort(u.Host)
+	u.Host = strings.TrimSuffix(u.Host, ":")
 	req.URL, req.Host = u, u.Host
 	req.Header.Set("User-Agent", p.opts.UserAgent)
 	for _, h := range t.Headers {

@@ -105,7 +105,7 @@ func (t *http1Transport) roundTrip(req *http.Request) (*http.Response, error) {
 			return resp, nil
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
-		case !reused || c.answered || !replayable(req):
+		case !reused || tracer.answered() || !replayable(req):
 			return nil, err
 		}
 		// The server had closed the kept connection: again, on another.
@@ -173,8 +173,6 @@ type http1Conn struct {
 	conn    net.Conn
 	limited *headerLimitedConn // conn, as br reads it
 	br      *bufio.Reader
-	// answered is set once the current request got a byte of answer.
-	answered bool
 	// idleSince is when the connection went back to the idle pool.
 	idleSince time.Time
 	peeker    idlePeeker // see idleUsable
@@ -192,7 +190,6 @@ func (c *http1Conn) close() { _ = c.conn.Close() }
 // steps to tracer. closing asks the server to close the connection after
 // its response.
 func (c *http1Conn) exchange(tracer *phaseTracer, req *http.Request, maxHeaderBytes int64, closing bool) (*http.Response, error) {
-	c.answered = false
 	bodyFailed, werr := writeRequest(c.conn, req, closing)
 	tracer.requestWritten()
 	if bodyFailed {
@@ -206,7 +203,6 @@ func (c *http1Conn) exchange(tracer *phaseTracer, req *http.Request, maxHeaderBy
 	if _, err := c.br.Peek(1); err != nil {
 		return nil, err
 	}
-	c.answered = true
 	tracer.gotFirstResponseByte()
 	for {
 		resp, err := http.ReadResponse(c.br, req)

@@ -63,13 +63,9 @@ func parseTCPTarget(t Target) (tcpTarget, error) {
 	if err != nil {
 		return tcpTarget{}, err
 	}
+	// Validation checked the port and that there is no path, query or
+	// fragment.
 	tt := tcpTarget{kind: kind, url: redactURL(u), addr: net.JoinHostPort(u.Hostname(), u.Port())}
-	if n, err := strconv.Atoi(u.Port()); err != nil || n < 1 || n > 65535 {
-		return tcpTarget{}, fmt.Errorf("invalid target: URL %q: missing or invalid port (a %s URL has no default port)", tt.url, u.Scheme)
-	}
-	if (u.Path != "" && u.Path != "/") || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		return tcpTarget{}, fmt.Errorf("invalid target: URL %q: a %s URL has no path, query or fragment", tt.url, u.Scheme)
-	}
 	if kind == KindTLS {
 		cfg, err := t.TLS.tlsConfig()
 		if err != nil {

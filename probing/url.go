@@ -179,15 +179,6 @@ func parseTargetURL(rawURL string) (*url.URL, Kind, error) {
 	return u, kind, nil
 }
 
-// withoutEmptyPort removes the colon of an empty port from host
-// ("example.com:" is "example.com"), as http.NewRequest does.
-func withoutEmptyPort(host string) string {
-	if i := strings.LastIndexByte(host, ':'); i >= 0 && i > strings.LastIndexByte(host, ']') {
-		return strings.TrimSuffix(host, ":")
-	}
-	return host
-}
-
 // parseURL is url.Parse with an error that does not quote raw, which may
 // hold a password (url.Parse's *url.Error repeats it).
 func parseURL(raw string) (*url.URL, error) {
