@@ -2,8 +2,10 @@ package chart_test
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -386,6 +388,35 @@ func TestChartValues(t *testing.T) {
 				assert.NotContains(t, ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules), "/namespaces:list")
 			},
 		},
+		"Secrets readable only in the watched namespaces": {
+			values: map[string]any{"watch": map[string]any{"namespaces": []any{"shop", "payments"}}},
+			check: func(t *testing.T, r rendered) {
+				for _, rule := range ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules) {
+					assert.NotContains(t, rule, "secrets", "the ClusterRole would read Secrets in every namespace")
+				}
+				roles, bindings := secretRolesByNamespace(t, r)
+				assert.ElementsMatch(t, []string{"shop", "payments"}, slices.Collect(maps.Keys(roles)), "a Role per watched namespace")
+				for ns, role := range roles {
+					assert.Equal(t, []string{"/secrets:get", "/secrets:list", "/secrets:watch"}, ruleSet(role.Rules), ns)
+					binding := bindings[ns]
+					require.NotNil(t, binding, "no RoleBinding in %s", ns)
+					assert.Equal(t, rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name}, binding.RoleRef, ns)
+					assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "webchecker", Namespace: chartNamespace}}, binding.Subjects, ns)
+				}
+				assert.Len(t, bindings, 2)
+			},
+		},
+		"watched namespaces without Secret access": {
+			values: map[string]any{"watch": map[string]any{"namespaces": []any{"shop"}}, "secrets": map[string]any{"access": false}},
+			check: func(t *testing.T, r rendered) {
+				roles, bindings := secretRolesByNamespace(t, r)
+				assert.Empty(t, roles)
+				assert.Empty(t, bindings)
+				for _, rule := range ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules) {
+					assert.NotContains(t, rule, "secrets")
+				}
+			},
+		},
 		"egress policy": {
 			values: map[string]any{"egress": map[string]any{
 				"denyCIDRs":           []any{"169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "203.0.113.7"},
@@ -667,4 +698,27 @@ func TestChartAggregatedRolesMatchConfig(t *testing.T) {
 		assert.Nil(t, off.find("ClusterRole", obj.GetName()), "rbac.aggregateToDefaultRoles=false still renders %s", obj.GetName())
 	}
 	assert.NotNil(t, off.find("ClusterRole", "webchecker-manager"), "the manager's role stays")
+}
+
+// secretRolesByNamespace returns the rendered Roles and RoleBindings named
+// webchecker-manager-secrets by their namespace.
+func secretRolesByNamespace(t *testing.T, r rendered) (map[string]*rbacv1.Role, map[string]*rbacv1.RoleBinding) {
+	t.Helper()
+	roles, bindings := map[string]*rbacv1.Role{}, map[string]*rbacv1.RoleBinding{}
+	for _, obj := range r {
+		if obj.GetName() != "webchecker-manager-secrets" {
+			continue
+		}
+		switch obj.GetKind() {
+		case "Role":
+			var role rbacv1.Role
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role))
+			roles[obj.GetNamespace()] = &role
+		case "RoleBinding":
+			var binding rbacv1.RoleBinding
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &binding))
+			bindings[obj.GetNamespace()] = &binding
+		}
+	}
+	return roles, bindings
 }
