@@ -1,12 +1,7 @@
 package probing_test
 
 import (
-	"bufio"
-	"crypto/tls"
-	"errors"
 	"io"
-	"log"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -27,7 +22,7 @@ import (
 // not even when the chain comes back to it; a redirect within the origin
 // keeps them, and a literal header that is no credential follows every
 // redirect. The change of scheme alone is tested on one loopback port that
-// serves both TLS and plain HTTP (see dualServer).
+// serves both TLS and plain HTTP (see probetest.DualServer).
 func TestHTTPProberRedirectKeepsCredentialsOnTheirOrigin(t *testing.T) {
 	t.Parallel()
 	prober := newProber(t, newDNS(t), probing.ProberOptions{})
@@ -88,7 +83,7 @@ func TestHTTPProberRedirectKeepsCredentialsOnTheirOrigin(t *testing.T) {
 				rec := &hopRecorder{}
 				first, second := startDualServer(t, cert, rec), startDualServer(t, cert, rec)
 				target := probing.Target{
-					URL:             redirectChain(chain.hops, first.port, second.port),
+					URL:             redirectChain(chain.hops, first.Port(), second.Port()),
 					Method:          http.MethodGet,
 					Timeout:         relaxedTimeout,
 					FollowRedirects: true,
@@ -121,11 +116,11 @@ func TestHTTPProberRedirectKeepsCredentialsOnTheirOrigin(t *testing.T) {
 	}
 }
 
-// redirectChain is the URL of the first hop, whose query makes
-// dualServer redirect through the others in turn: each hop is the scheme,
-// host and port of a URL ("{P}" and "{Q}" stand for the ports p and q;
-// empty for a Location that is only a path), and the last one's path is
-// /end.
+// redirectChain is the URL of the first hop, whose query makes the
+// servers of startDualServer redirect through the others in turn: each hop
+// is the scheme, host and port of a URL ("{P}" and "{Q}" stand for the
+// ports p and q; empty for a Location that is only a path), and the last
+// one's path is /end.
 func redirectChain(hops []string, p, q string) string {
 	next := "/end"
 	for i := len(hops) - 1; i >= 0; i-- {
@@ -139,13 +134,14 @@ func redirectChain(hops []string, p, q string) string {
 	return next
 }
 
-// hop is what a dualServer saw of one request.
+// hop is what a startDualServer server saw of one request.
 type hop struct {
 	scheme, host, path string
 	header             http.Header
 }
 
-// hopRecorder keeps the requests of dualServers in the order they came.
+// hopRecorder keeps the requests of startDualServer servers in the order
+// they came.
 type hopRecorder struct {
 	mu   sync.Mutex
 	hops []hop
@@ -163,86 +159,23 @@ func (r *hopRecorder) get() []hop {
 	return append([]hop(nil), r.hops...)
 }
 
-// dualServer serves plain HTTP and HTTPS (with cert) on one loopback
-// port: a connection whose first byte is 0x16, a TLS handshake record,
-// is served over TLS, any other over plain HTTP. /redirect answers 302 to
-// the URL of its "to" parameter, every other path 200. Every request goes
-// to rec.
-type dualServer struct{ port string }
-
-func startDualServer(t *testing.T, cert probetest.Certificate, rec *hopRecorder) dualServer {
+// startDualServer starts a probetest.DualServer (plain HTTP and HTTPS
+// with cert on one loopback port) whose /redirect answers 302 to the URL
+// of its "to" parameter, and every other path 200. Every request goes to
+// rec.
+func startDualServer(t *testing.T, cert probetest.Certificate, rec *hopRecorder) *probetest.DualServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			scheme := "http"
-			if r.TLS != nil {
-				scheme = "https"
-			}
-			rec.add(hop{scheme: scheme, host: r.Host, path: r.URL.Path, header: r.Header.Clone()})
-			if r.URL.Path == "/redirect" {
-				w.Header().Set("Location", r.URL.Query().Get("to"))
-				w.WriteHeader(http.StatusFound)
-				return
-			}
-			_, _ = io.WriteString(w, "ok")
-		}),
-		ReadHeaderTimeout: relaxedTimeout,
-		ErrorLog:          log.New(io.Discard, "", 0),
-	}
-	sniffing := &sniffingListener{Listener: ln, tls: &tls.Config{Certificates: []tls.Certificate{cert.TLS}}}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(sniffing)
-	}()
-	t.Cleanup(func() {
-		_ = srv.Close()
-		<-done
-	})
-	_, port, err := net.SplitHostPort(ln.Addr().String())
-	require.NoError(t, err)
-	return dualServer{port: port}
-}
-
-// sniffingListener hands out its connections as TLS server connections
-// when they start with a TLS handshake record (0x16), as plain ones
-// otherwise; the byte it peeked at is read again by either.
-type sniffingListener struct {
-	net.Listener
-	tls *tls.Config
-}
-
-func (l *sniffingListener) Accept() (net.Conn, error) {
-	for {
-		c, err := l.Listener.Accept()
-		if err != nil {
-			return nil, err
+	return probetest.NewTestDualServer(t, cert.TLS, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		scheme := "http"
+		if r.TLS != nil {
+			scheme = "https"
 		}
-		br := bufio.NewReader(c)
-		_ = c.SetReadDeadline(time.Now().Add(relaxedTimeout))
-		first, err := br.Peek(1)
-		_ = c.SetReadDeadline(time.Time{})
-		if err != nil {
-			_ = c.Close()
-			if errors.Is(err, net.ErrClosed) {
-				return nil, err
-			}
-			continue
+		rec.add(hop{scheme: scheme, host: r.Host, path: r.URL.Path, header: r.Header.Clone()})
+		if r.URL.Path == "/redirect" {
+			w.Header().Set("Location", r.URL.Query().Get("to"))
+			w.WriteHeader(http.StatusFound)
+			return
 		}
-		peeked := &peekedConn{Conn: c, r: br}
-		if first[0] == 0x16 {
-			return tls.Server(peeked, l.tls), nil
-		}
-		return peeked, nil
-	}
+		_, _ = io.WriteString(w, "ok")
+	}))
 }
-
-// peekedConn is a connection read through the reader that peeked at it.
-type peekedConn struct {
-	net.Conn
-	r *bufio.Reader
-}
-
-func (c *peekedConn) Read(p []byte) (int, error) { return c.r.Read(p) }
