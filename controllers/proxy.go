@@ -11,11 +11,12 @@ import (
 	"github.com/networkio/webchecker/probing"
 )
 
-// DefaultProxy is the operator-wide proxy (--proxy-url, --no-proxy): the
-// proxy of every checker without spec.proxy, except dns checkers and those
-// whose host NoProxy matches. It is never taken from the environment
-// (HTTP_PROXY and the like): a probe goes through a proxy only when asked
-// to. The zero value is no proxy.
+// DefaultProxy is the operator-wide proxy (--proxy-url, --no-proxy,
+// --proxy-credentials-dir): the proxy of every checker without
+// spec.proxy, except dns checkers and those whose host NoProxy matches.
+// It is never taken from the environment (HTTP_PROXY and the like): a
+// probe goes through a proxy only when asked to. The zero value is no
+// proxy.
 type DefaultProxy struct {
 	proxy   *probing.Proxy
 	noProxy []noProxyEntry
@@ -31,15 +32,23 @@ type noProxyEntry struct {
 	all    bool
 }
 
-// ParseDefaultProxy parses --proxy-url (http(s)://[user:password@]host:port;
-// empty means no proxy) and --no-proxy (comma-separated host names,
-// .domains, IP addresses, CIDR ranges or *), as curl and Go's
+// ParseDefaultProxy parses --proxy-url (http(s)://host:port; empty means
+// no proxy) and --no-proxy (comma-separated host names, .domains, IP
+// addresses, CIDR ranges or *), as curl and Go's
 // golang.org/x/net/http/httpproxy read NO_PROXY, except that loopback
-// addresses and localhost are not exempted implicitly.
-func ParseDefaultProxy(proxyURL, noProxy string) (DefaultProxy, error) {
+// addresses and localhost are not exempted implicitly. credentials, when
+// not nil, are the proxy's basic credentials (--proxy-credentials-dir).
+//
+// A URL with credentials (user:password@) is refused: a command line is
+// readable by anyone who sees the process (/proc/<pid>/cmdline) and by
+// anyone who reaches /debug/pprof/cmdline.
+func ParseDefaultProxy(proxyURL, noProxy string, credentials *probing.BasicAuth) (DefaultProxy, error) {
 	if proxyURL == "" {
 		if strings.TrimSpace(noProxy) != "" {
 			return DefaultProxy{}, errors.New("--no-proxy needs --proxy-url")
+		}
+		if credentials != nil {
+			return DefaultProxy{}, errors.New("--proxy-credentials-dir needs --proxy-url")
 		}
 		return DefaultProxy{}, nil
 	}
@@ -53,13 +62,14 @@ func ParseDefaultProxy(proxyURL, noProxy string) (DefaultProxy, error) {
 		}
 		return DefaultProxy{}, fmt.Errorf("--proxy-url: %w", err)
 	}
-	proxy := &probing.Proxy{}
 	if u.User != nil {
-		password, _ := u.User.Password()
-		proxy.Username, proxy.Password = probing.Secret(u.User.Username()), probing.Secret(password)
-		u.User = nil
+		return DefaultProxy{}, errors.New("--proxy-url must not hold credentials (user:password@), which any reader of the process's command line would see: " +
+			"give them with --proxy-credentials-dir, a directory with the files username and password (a mounted kubernetes.io/basic-auth Secret)")
 	}
-	proxy.URL = u.String()
+	proxy := &probing.Proxy{URL: u.String()}
+	if credentials != nil {
+		proxy.Username, proxy.Password = credentials.Username, credentials.Password
+	}
 	if err := (probing.Target{URL: "tcp://x:1", Timeout: 1, Proxy: proxy}).Validate(); err != nil {
 		return DefaultProxy{}, fmt.Errorf("--proxy-url: %w", err)
 	}

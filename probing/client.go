@@ -5,15 +5,17 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync/atomic"
 )
 
 // probeContext is what a probe's request carries in its context for the
 // parts of the client that every probe shares: its redirect policy and
 // the names of its headers that came from Secrets, which checkRedirect
-// drops on a redirect to another host (as net/http does with
-// Authorization), and the tracer of its phases, which http1Transport
-// calls and tracedTransport hands to net/http as httptrace hooks.
+// drops (with credentialHeaders, where basic auth and bearer tokens go)
+// once a redirect leaves the first request's origin, and the tracer of its
+// phases, which http1Transport calls and tracedTransport hands to
+// net/http as httptrace hooks.
 type probeContext struct {
 	followRedirects  bool
 	sensitiveHeaders []string
@@ -41,7 +43,8 @@ func (e *tooManyRedirectsError) Error() string {
 
 // checkRedirect is the redirect policy of every client: it follows
 // redirects only when the probe asks for it, at most MaxRedirects of them,
-// and drops the headers from Secrets on the way to another host.
+// and sends credentials only to the origin they were given for (see
+// leftOrigin).
 func checkRedirect(req *http.Request, via []*http.Request) error {
 	pc := probeContextOf(req.Context())
 	if pc == nil || !pc.followRedirects {
@@ -50,12 +53,49 @@ func checkRedirect(req *http.Request, via []*http.Request) error {
 	if len(via) >= MaxRedirects {
 		return &tooManyRedirectsError{url: req.URL}
 	}
-	if req.URL.Host != via[0].URL.Host {
+	if leftOrigin(req, via) {
 		for _, name := range pc.sensitiveHeaders {
+			req.Header.Del(name)
+		}
+		for _, name := range credentialHeaders {
 			req.Header.Del(name)
 		}
 	}
 	return nil
+}
+
+// credentialHeaders are the header fields that carry credentials by their
+// name, whatever their value's source: checkRedirect drops them as it
+// drops the headers from Secrets, spec.headers' literal values included.
+// net/http's client drops the same ones on a redirect to a host that is
+// neither the first one nor a subdomain of it, but keeps them on a change
+// of scheme or port.
+var credentialHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Cookie2"}
+
+// leftOrigin tells whether req, the next request of a redirect chain, or
+// one of the requests via since the first went to another origin than the
+// first: another scheme (http to https as well as https to http), host or
+// port. A chain that went elsewhere and came back has left, as net/http
+// decides: http.Client copies the first request's headers onto every hop,
+// and a hop chosen by another server must not get them back.
+func leftOrigin(req *http.Request, via []*http.Request) bool {
+	first := originOf(via[0].URL)
+	for _, hop := range via[1:] {
+		if originOf(hop.URL) != first {
+			return true
+		}
+	}
+	return originOf(req.URL) != first
+}
+
+// origin is the scheme, host and port of a URL, as the web compares them
+// (RFC 6454): the scheme and host in lower case, the port explicit.
+type origin struct{ scheme, hostPort string }
+
+func originOf(u *url.URL) origin {
+	lower := *u
+	lower.Scheme, lower.Host = strings.ToLower(u.Scheme), strings.ToLower(u.Host)
+	return origin{scheme: lower.Scheme, hostPort: webHostPort(&lower)}
 }
 
 // send sends req with client and returns the response, as client.Do

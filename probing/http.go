@@ -261,17 +261,13 @@ func (p *HTTPProber) probe(ctx context.Context, t Target, pc *probeContext, star
 
 // newRequest builds the request of t, whose URL parsed is u, with ctx:
 // method, body, headers and credentials. The names of the headers from
-// Secrets go to pc (for checkRedirect).
+// Secrets go to pc, for checkRedirect (which drops Authorization, where
+// the credentials go, by its name).
 func (p *HTTPProber) newRequest(ctx context.Context, t Target, u *url.URL, pc *probeContext) (*http.Request, error) {
 	for _, h := range t.Headers {
 		if h.Sensitive {
 			pc.sensitiveHeaders = append(pc.sensitiveHeaders, h.Name)
 		}
-	}
-	if t.BasicAuth != nil || t.BearerToken != "" {
-		// net/http keeps Authorization on a redirect to another port of
-		// the same host; credentials from Secrets stay with their server.
-		pc.sensitiveHeaders = append(pc.sensitiveHeaders, "Authorization")
 	}
 	var body io.Reader
 	if t.Body != "" {

@@ -259,7 +259,8 @@ type Header struct {
 	Name  string
 	Value Secret
 	// Sensitive marks a value read from a Kubernetes Secret: the header is
-	// not sent on after a redirect to another host.
+	// not sent on after a redirect to another origin (scheme, host or
+	// port).
 	Sensitive bool
 }
 

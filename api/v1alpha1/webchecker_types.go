@@ -223,7 +223,10 @@ type WebCheckerSpec struct {
 
 	// FollowRedirects makes the probe follow redirects (at most 10) and
 	// judge the final response. When false, a redirect response is judged
-	// itself. Default true.
+	// itself. Default true. Once a redirect leaves the target's origin
+	// (another scheme, http to https included, host or port), no request
+	// after it carries credentials: no basic auth, bearer token, header
+	// from a Secret, nor Authorization or Cookie header.
 	//
 	// +optional
 	FollowRedirects *bool `json:"followRedirects,omitempty"`

@@ -46,6 +46,9 @@ type options struct {
 	dnsServer           string
 	proxyURL            string
 	noProxy             string
+	// proxyCredentialsDir holds the files username and password of
+	// proxyURL's credentials (see defaultProxy).
+	proxyCredentialsDir string
 
 	leaseNamespace     string
 	ringName           string
@@ -129,7 +132,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.Float64Var(&o.probeNamespaceShare, "probe-namespace-share", o.probeNamespaceShare, "Share of --probe-workers that the WebCheckers of one namespace may hold at once, in (0, 1]: at most max(1, ceil(share × workers)) probes of a namespace run at the same time, so one namespace whose targets hang cannot delay the others. 1 lets one namespace use every worker.")
 	fs.StringVar(&o.shardID, "shard-id", o.shardID, "Identity of this replica: its Lease's name, written to status.shard (default: $POD_NAME, else the host name).")
 	fs.StringVar(&o.dnsServer, "dns-server", o.dnsServer, "DNS server (host:port) that probes resolve host names with; empty uses the system resolver.")
-	fs.StringVar(&o.proxyURL, "proxy-url", o.proxyURL, "HTTP proxy (http(s)://[user:password@]host:port) of every checker without spec.proxy, dns checkers excepted; empty means none. Never taken from HTTP_PROXY and the like. The egress policy then judges the proxy's address.")
+	fs.StringVar(&o.proxyURL, "proxy-url", o.proxyURL, "HTTP proxy (http(s)://host:port) of every checker without spec.proxy, dns checkers excepted; empty means none. Never taken from HTTP_PROXY and the like. The egress policy then judges the proxy's address. A URL with credentials is refused (a command line is readable in /proc/<pid>/cmdline and /debug/pprof/cmdline): see --proxy-credentials-dir.")
+	fs.StringVar(&o.proxyCredentialsDir, "proxy-credentials-dir", o.proxyCredentialsDir, "Directory holding the files username and password (a kubernetes.io/basic-auth Secret mounted as a volume) of --proxy-url's basic credentials, sent as Proxy-Authorization; read at start. Empty means none.")
 	fs.StringVar(&o.noProxy, "no-proxy", o.noProxy, "Comma-separated hosts (and their subdomains; .domain for subdomains only), IP addresses, CIDR ranges or * that --proxy-url does not apply to, as NO_PROXY (loopback is not exempted implicitly).")
 	fs.StringVar(&o.leaseNamespace, "lease-namespace", o.leaseNamespace, "Namespace of the replicas' Leases (default: $POD_NAMESPACE, else \"default\").")
 	fs.StringVar(&o.zone, "zone", o.zone, "Zone of this replica, published on its Lease: a checker with spec.vantagePoints above 1 is probed from replicas in different zones where the zones allow (default: $POD_ZONE, which the chart fills from the pod's topology.kubernetes.io/zone label; empty means unknown).")
@@ -282,7 +286,7 @@ func (o options) validate() error {
 	if o.virtualNodes < 1 {
 		errs = append(errs, errors.New("--virtual-nodes must be at least 1"))
 	}
-	if _, err := controllers.ParseDefaultProxy(o.proxyURL, o.noProxy); err != nil {
+	if _, err := o.defaultProxy(); err != nil {
 		errs = append(errs, err)
 	}
 	if _, err := o.egressPolicy(); err != nil {

@@ -37,7 +37,7 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return err
 	}
-	proxy, err := controllers.ParseDefaultProxy(opts.proxyURL, opts.noProxy)
+	proxy, err := opts.defaultProxy()
 	if err != nil {
 		return err
 	}

@@ -2,8 +2,10 @@ package chart_test
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -39,7 +41,7 @@ func TestChartLintStrict(t *testing.T) {
 		"metrics":    map[string]any{"prometheusRule": map[string]any{"enabled": true}, "serviceMonitor": map[string]any{"enabled": true}},
 		"dashboards": map[string]any{"enabled": true, "folder": "WebChecker"},
 	}
-	proxyFromSecret := map[string]any{"proxy": map[string]any{"urlSecretRef": map[string]any{"name": "egress-proxy", "key": "url"}, "noProxy": []any{".svc.cluster.local"}}}
+	proxyFromSecret := map[string]any{"proxy": map[string]any{"url": "http://egress-proxy.internal:3128", "existingSecret": "egress-proxy", "noProxy": []any{".svc.cluster.local"}}}
 	for name, values := range map[string]map[string]any{"defaults": nil, "every feature": chartAllFeatures, "rules and dashboards": rulesAndDashboards, "proxy from a Secret": proxyFromSecret} {
 		t.Run(name, func(t *testing.T) {
 			messages, err := chart.Lint(chartNamespace, values)
@@ -386,6 +388,35 @@ func TestChartValues(t *testing.T) {
 				assert.NotContains(t, ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules), "/namespaces:list")
 			},
 		},
+		"Secrets readable only in the watched namespaces": {
+			values: map[string]any{"watch": map[string]any{"namespaces": []any{"shop", "payments"}}},
+			check: func(t *testing.T, r rendered) {
+				for _, rule := range ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules) {
+					assert.NotContains(t, rule, "secrets", "the ClusterRole would read Secrets in every namespace")
+				}
+				roles, bindings := secretRolesByNamespace(t, r)
+				assert.ElementsMatch(t, []string{"shop", "payments"}, slices.Collect(maps.Keys(roles)), "a Role per watched namespace")
+				for ns, role := range roles {
+					assert.Equal(t, []string{"/secrets:get", "/secrets:list", "/secrets:watch"}, ruleSet(role.Rules), ns)
+					binding := bindings[ns]
+					require.NotNil(t, binding, "no RoleBinding in %s", ns)
+					assert.Equal(t, rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "Role", Name: role.Name}, binding.RoleRef, ns)
+					assert.Equal(t, []rbacv1.Subject{{Kind: "ServiceAccount", Name: "webchecker", Namespace: chartNamespace}}, binding.Subjects, ns)
+				}
+				assert.Len(t, bindings, 2)
+			},
+		},
+		"watched namespaces without Secret access": {
+			values: map[string]any{"watch": map[string]any{"namespaces": []any{"shop"}}, "secrets": map[string]any{"access": false}},
+			check: func(t *testing.T, r rendered) {
+				roles, bindings := secretRolesByNamespace(t, r)
+				assert.Empty(t, roles)
+				assert.Empty(t, bindings)
+				for _, rule := range ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules) {
+					assert.NotContains(t, rule, "secrets")
+				}
+			},
+		},
 		"egress policy": {
 			values: map[string]any{"egress": map[string]any{
 				"denyCIDRs":           []any{"169.254.0.0/16", "fe80::/10", "fd00:ec2::254/128", "203.0.113.7"},
@@ -421,14 +452,14 @@ func TestChartValues(t *testing.T) {
 			},
 		},
 		"no proxy by default": {
-			values: map[string]any{"proxy": map[string]any{"url": "", "urlSecretRef": map[string]any{}, "noProxy": []any{}}},
+			values: map[string]any{"proxy": map[string]any{"url": "", "existingSecret": "", "noProxy": []any{}}},
 			check: func(t *testing.T, r rendered) {
 				c := managerContainer(t, r)
 				assert.Empty(t, flagsNamed(c.Args, "--proxy-url"), "probes go direct unless a proxy is set")
 				assert.Empty(t, flagsNamed(c.Args, "--no-proxy"))
-				for _, env := range c.Env {
-					assert.NotEqual(t, "WEBCHECKER_PROXY_URL", env.Name)
-				}
+				assert.Empty(t, flagsNamed(c.Args, "--proxy-credentials-dir"))
+				assert.Empty(t, c.VolumeMounts)
+				assert.Empty(t, renderedAs[appsv1.Deployment](t, r, "Deployment", "webchecker").Spec.Template.Spec.Volumes)
 			},
 		},
 		"proxy URL": {
@@ -440,9 +471,8 @@ func TestChartValues(t *testing.T) {
 				c := managerContainer(t, r)
 				assert.Equal(t, []string{"--proxy-url=http://egress-proxy.internal:3128"}, flagsNamed(c.Args, "--proxy-url"))
 				assert.Equal(t, []string{"--no-proxy=example.com,.svc.cluster.local,10.0.0.0/8,fd00::/8,192.0.2.7"}, flagsNamed(c.Args, "--no-proxy"))
-				for _, env := range c.Env {
-					assert.NotEqual(t, "WEBCHECKER_PROXY_URL", env.Name, "a plain URL needs no Secret")
-				}
+				assert.Empty(t, flagsNamed(c.Args, "--proxy-credentials-dir"), "a proxy without credentials needs no Secret")
+				assert.Empty(t, c.VolumeMounts)
 			},
 		},
 		"proxy over TLS, no exemptions": {
@@ -453,40 +483,39 @@ func TestChartValues(t *testing.T) {
 				assert.Empty(t, flagsNamed(args, "--no-proxy"))
 			},
 		},
-		"proxy URL from a Secret, without Secret access": {
+		"proxy credentials from a Secret, without Secret access": {
 			values: map[string]any{
-				"proxy":   map[string]any{"urlSecretRef": map[string]any{"name": "egress-proxy", "key": "url"}, "noProxy": []any{"*"}},
+				"proxy":   map[string]any{"url": "http://egress-proxy.internal:3128", "existingSecret": "egress-proxy", "noProxy": []any{"*"}},
 				"secrets": map[string]any{"access": false},
 			},
 			check: func(t *testing.T, r rendered) {
 				c := managerContainer(t, r)
-				assert.Equal(t, []string{"--proxy-url=$(WEBCHECKER_PROXY_URL)"}, flagsNamed(c.Args, "--proxy-url"), "Kubernetes expands the variable: the Deployment holds no credentials")
+				assert.Equal(t, []string{"--proxy-url=http://egress-proxy.internal:3128"}, flagsNamed(c.Args, "--proxy-url"))
+				assert.Equal(t, []string{"--proxy-credentials-dir=/etc/webchecker/proxy-credentials"}, flagsNamed(c.Args, "--proxy-credentials-dir"))
 				assert.Equal(t, []string{"--no-proxy=*"}, flagsNamed(c.Args, "--no-proxy"))
-				var proxyEnv []corev1.EnvVar
+				assert.Equal(t, []corev1.VolumeMount{{Name: "proxy-credentials", MountPath: "/etc/webchecker/proxy-credentials", ReadOnly: true}}, c.VolumeMounts)
+				assert.Equal(t, []corev1.Volume{{Name: "proxy-credentials", VolumeSource: corev1.VolumeSource{Secret: &corev1.SecretVolumeSource{
+					SecretName: "egress-proxy",
+					Items:      []corev1.KeyToPath{{Key: "username", Path: "username"}, {Key: "password", Path: "password"}},
+				}}}}, renderedAs[appsv1.Deployment](t, r, "Deployment", "webchecker").Spec.Template.Spec.Volumes)
 				for _, env := range c.Env {
-					if env.Name == "WEBCHECKER_PROXY_URL" {
-						proxyEnv = append(proxyEnv, env)
-					}
+					assert.False(t, env.ValueFrom != nil && env.ValueFrom.SecretKeyRef != nil, "the credentials are files, not environment variables: %s", env.Name)
 				}
-				assert.Equal(t, []corev1.EnvVar{{Name: "WEBCHECKER_PROXY_URL", ValueFrom: &corev1.EnvVarSource{
-					SecretKeyRef: &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "egress-proxy"}, Key: "url"},
-				}}}, proxyEnv)
 				assert.Contains(t, c.Args, "--secret-access=false")
 				for _, rule := range ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules) {
 					assert.NotContains(t, rule, "secrets", "the kubelet reads the proxy's Secret, not the manager")
 				}
 			},
 		},
-		"proxy Secret key that YAML would not read as a string": {
-			values: map[string]any{"proxy": map[string]any{"urlSecretRef": map[string]any{"name": "123", "key": "true"}}},
+		"proxy Secret and keys that YAML would not read as strings": {
+			values: map[string]any{"proxy": map[string]any{"url": "http://p:3128", "existingSecret": "123", "usernameKey": "true", "passwordKey": "1.5"}},
 			check: func(t *testing.T, r rendered) {
-				for _, env := range managerContainer(t, r).Env {
-					if env.Name == "WEBCHECKER_PROXY_URL" {
-						assert.Equal(t, &corev1.SecretKeySelector{LocalObjectReference: corev1.LocalObjectReference{Name: "123"}, Key: "true"}, env.ValueFrom.SecretKeyRef)
-						return
-					}
-				}
-				t.Error("no WEBCHECKER_PROXY_URL")
+				volumes := renderedAs[appsv1.Deployment](t, r, "Deployment", "webchecker").Spec.Template.Spec.Volumes
+				require.Len(t, volumes, 1)
+				assert.Equal(t, &corev1.SecretVolumeSource{
+					SecretName: "123",
+					Items:      []corev1.KeyToPath{{Key: "true", Path: "username"}, {Key: "1.5", Path: "password"}},
+				}, volumes[0].Secret)
 			},
 		},
 		"metric labels": {
@@ -560,13 +589,14 @@ func TestChartSchemaRejectsBadValues(t *testing.T) {
 		"proxy URL without scheme":  {map[string]any{"proxy": map[string]any{"url": "proxy.internal:3128"}}, "/proxy/url"},
 		"SOCKS proxy":               {map[string]any{"proxy": map[string]any{"url": "socks5://proxy.internal:1080"}}, "/proxy/url"},
 		"proxy URL with a path":     {map[string]any{"proxy": map[string]any{"url": "http://proxy.internal:3128/squid"}}, "/proxy/url"},
-		"proxy Secret without key":  {map[string]any{"proxy": map[string]any{"urlSecretRef": map[string]any{"name": "egress-proxy"}}}, "/proxy/urlSecretRef"},
-		"misspelt proxy Secret key": {map[string]any{"proxy": map[string]any{"urlSecretRef": map[string]any{"name": "egress-proxy", "keys": "url"}}}, "'keys' not allowed"},
+		"proxy Secret not a name":   {map[string]any{"proxy": map[string]any{"url": "http://proxy:3128", "existingSecret": "Egress_Proxy"}}, "/proxy/existingSecret"},
+		"proxy Secret key a path":   {map[string]any{"proxy": map[string]any{"url": "http://proxy:3128", "existingSecret": "egress-proxy", "passwordKey": "../password"}}, "/proxy/passwordKey"},
+		"proxy credentials, no URL": {map[string]any{"proxy": map[string]any{"existingSecret": "egress-proxy"}}, "proxy.existingSecret needs proxy.url"},
 		"no-proxy as one string":    {map[string]any{"proxy": map[string]any{"url": "http://proxy:3128", "noProxy": "a.example,b.example"}}, "/proxy/noProxy"},
 		"no-proxy entry with comma": {map[string]any{"proxy": map[string]any{"url": "http://proxy:3128", "noProxy": []any{"a.example,b.example"}}}, "/proxy/noProxy/0"},
 		"misspelt proxy key":        {map[string]any{"proxy": map[string]any{"noproxy": []any{"a.example"}}}, "'noproxy' not allowed"},
-		"proxy URL given twice":     {map[string]any{"proxy": map[string]any{"url": "http://proxy:3128", "urlSecretRef": map[string]any{"name": "egress-proxy", "key": "url"}}}, "proxy.url and proxy.urlSecretRef are exclusive"},
-		"no-proxy without a proxy":  {map[string]any{"proxy": map[string]any{"noProxy": []any{"example.com"}}}, "proxy.noProxy needs proxy.url or proxy.urlSecretRef"},
+		"proxy URL from a Secret":   {map[string]any{"proxy": map[string]any{"urlSecretRef": map[string]any{"name": "egress-proxy", "key": "url"}}}, "proxy.urlSecretRef was removed"},
+		"no-proxy without a proxy":  {map[string]any{"proxy": map[string]any{"noProxy": []any{"example.com"}}}, "proxy.noProxy needs proxy.url"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -668,4 +698,27 @@ func TestChartAggregatedRolesMatchConfig(t *testing.T) {
 		assert.Nil(t, off.find("ClusterRole", obj.GetName()), "rbac.aggregateToDefaultRoles=false still renders %s", obj.GetName())
 	}
 	assert.NotNil(t, off.find("ClusterRole", "webchecker-manager"), "the manager's role stays")
+}
+
+// secretRolesByNamespace returns the rendered Roles and RoleBindings named
+// webchecker-manager-secrets by their namespace.
+func secretRolesByNamespace(t *testing.T, r rendered) (map[string]*rbacv1.Role, map[string]*rbacv1.RoleBinding) {
+	t.Helper()
+	roles, bindings := map[string]*rbacv1.Role{}, map[string]*rbacv1.RoleBinding{}
+	for _, obj := range r {
+		if obj.GetName() != "webchecker-manager-secrets" {
+			continue
+		}
+		switch obj.GetKind() {
+		case "Role":
+			var role rbacv1.Role
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &role))
+			roles[obj.GetNamespace()] = &role
+		case "RoleBinding":
+			var binding rbacv1.RoleBinding
+			require.NoError(t, runtime.DefaultUnstructuredConverter.FromUnstructured(obj.Object, &binding))
+			bindings[obj.GetNamespace()] = &binding
+		}
+	}
+	return roles, bindings
 }
