@@ -202,7 +202,7 @@ func exchangeTCP(conn net.Conn, q *dnsQuery) (*dnsResponse, error) {
 		case !closedByServer(err):
 			return nil, err
 		case n == 0:
-			return nil, errors.New("the server closed the connection without responding")
+			return nil, fixedError("the server closed the connection without responding")
 		default:
 			return nil, malformed("the server closed the connection in the length prefix")
 		}
@@ -227,7 +227,9 @@ func (p *DNSProber) failure(ctx, probeCtx context.Context, t Target, q *dnsQuery
 	case probeCtx.Err() != nil || (errors.As(err, &netErr) && netErr.Timeout()):
 		return Result{Reason: ReasonTimeout, Message: q.prefix + "timeout after " + t.Timeout.String()}
 	}
-	return Result{Reason: classify(err), Message: q.prefix + stableErrorText(err, p.opts.DNSServer, q.addr)}
+	host, _, _ := net.SplitHostPort(q.addr)
+	scope := textScope{dnsServer: p.opts.DNSServer, addr: q.addr, names: []string{host}}
+	return Result{Reason: classify(err), Message: q.prefix + errorText(err, scope)}
 }
 
 // judgeDNS judges a response's rcode, then its answer section.

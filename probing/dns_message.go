@@ -108,11 +108,14 @@ type dnsResponse struct {
 // UDP an answer to someone else (or a forgery), ignored; on TCP a failure.
 // A message that has no DNS header, or is not a response, is malformed
 // whatever its first bytes.
-var errIDMismatch = errors.New("malformed response: its ID is not the query's")
+var errIDMismatch error = fixedError("malformed response: its ID is not the query's")
 
-// malformed returns the error of a response that does not parse.
+// malformed returns the error of a response that does not parse. Its
+// text is fixed (see fixedError): args are numbers, this package's own
+// errors and dnsmessage's parse errors, whose texts are fixed too (they
+// name what could not be parsed, never its bytes).
 func malformed(format string, args ...any) error {
-	return fmt.Errorf("malformed response: "+format, args...)
+	return fixedError(fmt.Sprintf("malformed response: "+format, args...))
 }
 
 // parseResponse parses msg as the response to the query with the given ID
