@@ -147,6 +147,22 @@ func headersWithMarker(status string) func(fr *http2.Framer) {
 	}
 }
 
+// alertingServer is a TLS server that requires a client certificate: its
+// alert ends every handshake of the prober, which has none.
+func alertingServer(t *testing.T, cert *tls.Certificate) string {
+	t.Helper()
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
+		Certificates: []tls.Certificate{*cert}, ClientAuth: tls.RequireAnyClientCert, NextProtos: []string{"http/1.1"},
+	})
+	require.NoError(t, err)
+	serveRaw(t, ln, func(c net.Conn) {
+		if err := c.(*tls.Conn).Handshake(); err == nil {
+			_, _ = io.WriteString(c, "220 "+echoMarker+"\r\n")
+		}
+	})
+	return ln.Addr().String()
+}
+
 // hostileProxy answers every CONNECT (and every other request) with
 // response, as is.
 func hostileProxy(t *testing.T, response string) string {
@@ -314,6 +330,7 @@ func TestNothingEchoedThroughProxies(t *testing.T) {
 		"https": {URL: "https://127.0.0.1:1/", Method: http.MethodGet, TLS: probing.TLSOptions{RootCAs: certs.expiring.PEM}},
 		"tcp":   {URL: "tcp://127.0.0.1:1", TCP: expectReply("", "^220 ", 1024)},
 		"tls":   {URL: "tls://127.0.0.1:1", TCP: expectReply("", "^220 ", 1024)},
+		"grpc":  {URL: "grpc://127.0.0.1:1"},
 		"grpcs": {URL: "grpcs://127.0.0.1:1"},
 	}
 	for name, answer := range answers {
@@ -368,6 +385,19 @@ func TestNothingEchoedTCPAndTLS(t *testing.T) {
 			assertNoEcho(t, res)
 		})
 	}
+	t.Run("tls/alert: a client certificate required", func(t *testing.T) {
+		t.Parallel()
+		addr := alertingServer(t, &certs.expiring.TLS)
+		roots := probing.TLSOptions{RootCAs: certs.expiring.PEM}
+		for _, target := range []probing.Target{
+			{URL: "tls://" + addr, Timeout: 2 * time.Second, TLS: roots, TCP: expectReply("", "^220 ", 1<<10)},
+			{URL: "https://" + addr + "/", Method: http.MethodGet, Timeout: 2 * time.Second, TLS: roots},
+		} {
+			res := prober.Probe(t.Context(), target)
+			assert.Equal(t, probing.ReasonTLSError, res.Reason, "%+v", res)
+			assertNoEcho(t, res)
+		}
+	})
 	t.Run("tls/plain server answering", func(t *testing.T) {
 		t.Parallel()
 		srv := probetest.NewTestBannerServer(t, probetest.BannerOptions{Banner: reply})
