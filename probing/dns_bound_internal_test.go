@@ -1,9 +1,16 @@
 package probing
 
 import (
+	"context"
+	"encoding/binary"
+	"io"
+	"net"
+	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -143,6 +150,90 @@ func benchmarkParse(b *testing.B, name string, msg []byte, maxText int) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// answerKeeper is a Judge that keeps the DNS answer it judged.
+type answerKeeper struct{ dns *DNSAnswer }
+
+func (k *answerKeeper) Judge(_ context.Context, a *Answer) (bool, string) {
+	k.dns = a.DNS
+	return true, ""
+}
+func (k *answerKeeper) Source() string  { return "answerKeeper" }
+func (k *answerKeeper) NeedsBody() bool { return false }
+
+// worstStub serves msg (with its ID set to the query's) to every TCP
+// query, on loopback, until the test ends.
+func worstStub(t *testing.T, msg []byte) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			wg.Go(func() {
+				defer c.Close()
+				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
+				var prefix [2]byte
+				if _, err := io.ReadFull(c, prefix[:]); err != nil {
+					return
+				}
+				query := make([]byte, binary.BigEndian.Uint16(prefix[:]))
+				if _, err := io.ReadFull(c, query); err != nil {
+					return
+				}
+				resp := append([]byte(nil), msg...)
+				copy(resp[:2], query[:2]) // the query's ID
+				_, _ = c.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(resp))), resp...))
+			})
+		}
+	})
+	t.Cleanup(func() {
+		_ = ln.Close()
+		wg.Wait()
+	})
+	return ln.Addr().String()
+}
+
+// TestDNSProbeTextBound: a probe of a stub answering the worst responses
+// gives its Judge (the dns variables of conditions) and AnswerMatch at
+// most the bound's text, and an AnswerMismatch says records were left
+// out.
+func TestDNSProbeTextBound(t *testing.T) {
+	maxText := int(DefaultBodyLimit) * DNSTextPerBodyByte
+	prober := NewDNSProber(ProberOptions{})
+	for name, msg := range worstResponses(t) {
+		t.Run(name, func(t *testing.T) { // not parallel: the allocations are measured
+			addr := worstStub(t, msg)
+			keeper := &answerKeeper{}
+			target := Target{URL: "dns://" + addr, Timeout: 10 * time.Second, Judge: keeper,
+				DNS: &DNSOptions{Name: "worst.test", Type: "CNAME", Transport: "tcp"}}
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			res := prober.Probe(t.Context(), target)
+			runtime.ReadMemStats(&after)
+			require.True(t, res.Success, "%+v", res)
+			require.NotNil(t, keeper.dns)
+			bytes := 0
+			for _, section := range [][]string{keeper.dns.Answers, keeper.dns.Authority, keeper.dns.Additional} {
+				for _, r := range section {
+					bytes += len(r)
+				}
+			}
+			t.Logf("%d records, %d bytes of text for the Judge (bound %d); %d bytes allocated by the probe",
+				len(keeper.dns.Answers), bytes, maxText, after.TotalAlloc-before.TotalAlloc)
+			assert.LessOrEqual(t, bytes, maxText)
+
+			target.Judge, target.DNS.AnswerMatch = nil, []*regexp.Regexp{regexp.MustCompile(`^nothing$`)}
+			res = prober.Probe(t.Context(), target)
+			assert.Equal(t, ReasonAnswerMismatch, res.Reason, "%+v", res)
+			assert.Contains(t, res.Message, "records beyond the text bound were left out")
 		})
 	}
 }
