@@ -118,7 +118,7 @@ func TestCertificateExpiring(t *testing.T) {
 	key := client.ObjectKeyFromObject(wc)
 
 	got := waitCondition(t, key, webcheckerv1alpha1.ConditionCertificateValid, metav1.ConditionFalse, "ExpiringSoon", secretTimeout)
-	assert.Equal(t, `certificate "soon.test" expires at `+cert.X509.NotAfter.UTC().Format(time.RFC3339)+", in less than 336h0m0s",
+	assert.Equal(t, `the server's certificate expires at `+cert.X509.NotAfter.UTC().Format(time.RFC3339)+", in less than 336h0m0s",
 		condition(got, webcheckerv1alpha1.ConditionCertificateValid).Message)
 	up := ready(got)
 	assert.Equal(t, metav1.ConditionTrue, up.Status, "an expiring certificate is no reason to call the server down")

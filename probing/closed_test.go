@@ -56,6 +56,7 @@ func TestServerClosesBeforeAnswering(t *testing.T) {
 					want = cmp.Or(p.wantTLS, p.want)
 				}
 				want.Message = strings.ReplaceAll(want.Message, "{addr}", addr)
+				want.Message = strings.ReplaceAll(want.Message, "{escaped addr}", url.QueryEscape(addr))
 				outcomes := map[string]int{}
 				for range probesEach {
 					res := prober.Probe(t.Context(), p.target(addr))
@@ -114,7 +115,9 @@ func closedProbes(redirector string) map[string]closedProbe {
 				target.FollowRedirects = true
 				return target
 			},
-			want: probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "http://{addr}/": ` + closed},
+			// The target's URL, not the redirect's (the server's choice).
+			want: probing.Result{Reason: probing.ReasonConnectionFailed,
+				Message: `Get "` + redirector + `/?to=http%3A%2F%2F{escaped addr}%2F" (after a redirect): ` + closed},
 		},
 		"https": {
 			target: func(addr string) probing.Target { return closedTarget("https://" + addr + "/") },

@@ -30,7 +30,10 @@ import (
 // datagram is a timeout). Over UDP, datagrams with another ID are ignored,
 // as resolvers do against forgeries, until the timeout; over TCP (with
 // its 2-byte length prefix) such a response fails the probe. A truncated
-// UDP response is judged as it is.
+// UDP response is judged as it is. The records' zone-file text, which
+// DNSAnswer and AnswerMatch see, is bounded to DNSTextPerBodyByte bytes
+// per byte of the body limit (256 KiB by default), all sections
+// together: the records beyond are left out. No message quotes a record.
 type DNSProber struct {
 	opts   ProberOptions // with defaults
 	dialer *net.Dialer
@@ -131,6 +134,12 @@ func newDNSQuery(t Target) (*dnsQuery, error) {
 	return q, nil
 }
 
+// maxText is the bound of a response's records' text: DNSTextPerBodyByte
+// bytes per byte of the body limit.
+func (p *DNSProber) maxText() int {
+	return int(min(p.opts.BodyLimit, 1<<40) * DNSTextPerBodyByte)
+}
+
 // exchange sends q to its server and reads the response, within ctx.
 func (p *DNSProber) exchange(ctx context.Context, t Target, q *dnsQuery) (*dnsResponse, error) {
 	conn, err := p.dial(ctx, t, q.addr)
@@ -146,9 +155,9 @@ func (p *DNSProber) exchange(ctx context.Context, t Target, q *dnsQuery) (*dnsRe
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })
 	defer stop()
 	if t.DNS.Transport == "tcp" {
-		return exchangeTCP(conn, q)
+		return exchangeTCP(conn, q, p.maxText())
 	}
-	return exchangeUDP(conn, q)
+	return exchangeUDP(conn, q, p.maxText())
 }
 
 // dial connects to the DNS server at addr (host:port) over t's transport,
@@ -169,7 +178,7 @@ func (p *DNSProber) dial(ctx context.Context, t Target, addr string) (net.Conn, 
 
 // exchangeUDP sends q in one datagram and returns the first response with
 // its ID: datagrams with another ID are ignored.
-func exchangeUDP(conn net.Conn, q *dnsQuery) (*dnsResponse, error) {
+func exchangeUDP(conn net.Conn, q *dnsQuery, maxText int) (*dnsResponse, error) {
 	if _, err := conn.Write(q.msg); err != nil {
 		return nil, err
 	}
@@ -180,7 +189,7 @@ func exchangeUDP(conn net.Conn, q *dnsQuery) (*dnsResponse, error) {
 		if err != nil {
 			return nil, err
 		}
-		resp, err := parseResponse((*bufp)[:n], q.id, q.question)
+		resp, err := parseResponse((*bufp)[:n], q.id, q.question, maxText)
 		if errors.Is(err, errIDMismatch) {
 			continue
 		}
@@ -189,7 +198,7 @@ func exchangeUDP(conn net.Conn, q *dnsQuery) (*dnsResponse, error) {
 }
 
 // exchangeTCP sends q with its 2-byte length prefix and reads one response.
-func exchangeTCP(conn net.Conn, q *dnsQuery) (*dnsResponse, error) {
+func exchangeTCP(conn net.Conn, q *dnsQuery, maxText int) (*dnsResponse, error) {
 	out := binary.BigEndian.AppendUint16(make([]byte, 0, 2+len(q.msg)), uint16(len(q.msg)))
 	// A server that closed the connection (or reset it: timing) may have
 	// responded first: its response is still read.
@@ -202,7 +211,7 @@ func exchangeTCP(conn net.Conn, q *dnsQuery) (*dnsResponse, error) {
 		case !closedByServer(err):
 			return nil, err
 		case n == 0:
-			return nil, errors.New("the server closed the connection without responding")
+			return nil, fixedError("the server closed the connection without responding")
 		default:
 			return nil, malformed("the server closed the connection in the length prefix")
 		}
@@ -214,7 +223,7 @@ func exchangeTCP(conn net.Conn, q *dnsQuery) (*dnsResponse, error) {
 		}
 		return nil, err
 	}
-	return parseResponse(msg, q.id, q.question)
+	return parseResponse(msg, q.id, q.question, maxText)
 }
 
 // failure classifies the error of an exchange. ctx is the caller's
@@ -227,7 +236,9 @@ func (p *DNSProber) failure(ctx, probeCtx context.Context, t Target, q *dnsQuery
 	case probeCtx.Err() != nil || (errors.As(err, &netErr) && netErr.Timeout()):
 		return Result{Reason: ReasonTimeout, Message: q.prefix + "timeout after " + t.Timeout.String()}
 	}
-	return Result{Reason: classify(err), Message: q.prefix + stableErrorText(err, p.opts.DNSServer, q.addr)}
+	host, _, _ := net.SplitHostPort(q.addr)
+	scope := textScope{dnsServer: p.opts.DNSServer, addr: q.addr, names: []string{host}}
+	return Result{Reason: classify(err), Message: q.prefix + errorText(err, scope)}
 }
 
 // judgeDNS judges a response's rcode, then its answer section.
@@ -251,7 +262,10 @@ func judgeDNS(o *DNSOptions, q *dnsQuery, resp *dnsResponse) Result {
 			continue
 		}
 		msg := fmt.Sprintf("%sno answer record matches %q", q.prefix, re.String())
-		if len(resp.answers) == 0 {
+		switch {
+		case resp.cut:
+			msg += " (records beyond the text bound were left out)"
+		case len(resp.answers) == 0:
 			msg += " (the answer section is empty)"
 		}
 		return Result{Reason: ReasonAnswerMismatch, Message: msg}

@@ -187,7 +187,7 @@ func TestParseResponse(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got, err := parseResponse(tc.msg, 7, testQuestion)
+			got, err := parseResponse(tc.msg, 7, testQuestion, 1<<20)
 			if tc.wantErr != "" {
 				require.Error(t, err)
 				assert.True(t, strings.HasPrefix(err.Error(), tc.wantErr), "%q does not start with %q", err, tc.wantErr)
@@ -257,7 +257,7 @@ func FuzzParseResponse(f *testing.F) {
 				q = got
 			}
 		}
-		resp, err := parseResponse(msg, id, q)
+		resp, err := parseResponse(msg, id, q, 1<<20)
 		if err != nil {
 			if resp != nil || !strings.HasPrefix(err.Error(), "malformed response: ") {
 				t.Fatalf("parseResponse: %v and %+v", err, resp)
@@ -267,7 +267,7 @@ func FuzzParseResponse(f *testing.F) {
 			}
 			return
 		}
-		again, _ := parseResponse(msg, id, q)
+		again, _ := parseResponse(msg, id, q, 1<<20)
 		assert.Equal(t, resp, again, "not deterministic")
 		if resp.rcode == "" {
 			t.Fatal("no rcode")

@@ -102,25 +102,43 @@ type dnsResponse struct {
 	// The records of each section in zone-file form; additional leaves out
 	// the OPT pseudo-record.
 	answers, authority, additional []string
+	// cut tells that records were left out: their text would have made
+	// the sections' text larger than the bound parseResponse was given.
+	cut bool
 }
+
+// DNSTextPerBodyByte is how many bytes of zone-file text the records of a
+// DNS response may take, for each byte of ProberOptions.BodyLimit: 4, so
+// 256 KiB with the default body limit. Records beyond are left out
+// (DNSAnswer holds the first ones), as body bytes beyond the limit are
+// not read. The text of a record can be many times its wire size: a
+// compressed name is 2 bytes on the wire and up to 1,020 bytes of text
+// (255 bytes, each escaped as \DDD), so that a 64 KiB response of 4,680
+// CNAME records would take 9.6 MB of text.
+const DNSTextPerBodyByte = 4
 
 // errIDMismatch is the error of a response whose ID is not the query's: on
 // UDP an answer to someone else (or a forgery), ignored; on TCP a failure.
 // A message that has no DNS header, or is not a response, is malformed
 // whatever its first bytes.
-var errIDMismatch = errors.New("malformed response: its ID is not the query's")
+var errIDMismatch error = fixedError("malformed response: its ID is not the query's")
 
-// malformed returns the error of a response that does not parse.
+// malformed returns the error of a response that does not parse. Its
+// text is fixed (see fixedError): args are numbers, this package's own
+// errors and dnsmessage's parse errors, whose texts are fixed too (they
+// name what could not be parsed, never its bytes).
 func malformed(format string, args ...any) error {
-	return fmt.Errorf("malformed response: "+format, args...)
+	return fixedError(fmt.Sprintf("malformed response: "+format, args...))
 }
 
 // parseResponse parses msg as the response to the query with the given ID
 // and question q: it must be a response with the same ID and opcode 0, and
 // repeat the question (servers may leave it out of an error response).
 // Every error says the response is malformed; errIDMismatch is the error
-// of a response to another query.
-func parseResponse(msg []byte, id uint16, q dnsmessage.Question) (*dnsResponse, error) {
+// of a response to another query. The records' text (see formatRecord)
+// takes at most maxText bytes, all sections together: the records beyond
+// are skipped, unformatted, and the response is marked cut.
+func parseResponse(msg []byte, id uint16, q dnsmessage.Question, maxText int) (*dnsResponse, error) {
 	var p dnsmessage.Parser
 	h, err := p.Start(msg)
 	switch {
@@ -147,10 +165,11 @@ func parseResponse(msg []byte, id uint16, q dnsmessage.Question) (*dnsResponse, 
 	}
 	resp := &dnsResponse{}
 	rcode := h.RCode
-	if resp.answers, err = parseSection(&p, p.AnswerHeader, nil); err != nil {
+	text := &textBudget{left: maxText}
+	if resp.answers, err = parseSection(&p, p.AnswerHeader, p.SkipAnswer, nil, text); err != nil {
 		return nil, malformed("answer section: %v", err)
 	}
-	if resp.authority, err = parseSection(&p, p.AuthorityHeader, nil); err != nil {
+	if resp.authority, err = parseSection(&p, p.AuthorityHeader, p.SkipAuthority, nil, text); err != nil {
 		return nil, malformed("authority section: %v", err)
 	}
 	seenOPT := false
@@ -161,10 +180,10 @@ func parseResponse(msg []byte, id uint16, q dnsmessage.Question) (*dnsResponse, 
 		seenOPT, rcode = true, rh.ExtendedRCode(h.RCode)
 		return p.SkipAdditional()
 	}
-	if resp.additional, err = parseSection(&p, p.AdditionalHeader, onOPT); err != nil {
+	if resp.additional, err = parseSection(&p, p.AdditionalHeader, p.SkipAdditional, onOPT, text); err != nil {
 		return nil, malformed("additional section: %v", err)
 	}
-	resp.rcode = rcodeName(rcode)
+	resp.rcode, resp.cut = rcodeName(rcode), text.cut
 	return resp, nil
 }
 
@@ -174,11 +193,19 @@ func sameQuestion(a, b dnsmessage.Question) bool {
 	return a.Type == b.Type && a.Class == b.Class && strings.EqualFold(a.Name.String(), b.Name.String())
 }
 
+// textBudget is what is left of the bound on a response's text.
+type textBudget struct {
+	left int
+	cut  bool // a record was left out
+}
+
 // parseSection formats the records of one section, read with next (the
-// parser's AnswerHeader, AuthorityHeader or AdditionalHeader). onOPT, when
-// set, consumes an OPT record instead.
-func parseSection(p *dnsmessage.Parser, next func() (dnsmessage.ResourceHeader, error),
-	onOPT func(dnsmessage.ResourceHeader) error,
+// parser's AnswerHeader, AuthorityHeader or AdditionalHeader) and skip
+// (SkipAnswer, ...), within text: once a record's text does not fit,
+// it and the records after it are skipped (an OPT record is still read).
+// onOPT, when set, consumes an OPT record instead.
+func parseSection(p *dnsmessage.Parser, next func() (dnsmessage.ResourceHeader, error), skip func() error,
+	onOPT func(dnsmessage.ResourceHeader) error, text *textBudget,
 ) ([]string, error) {
 	var records []string
 	for i := 1; ; i++ {
@@ -195,6 +222,12 @@ func parseSection(p *dnsmessage.Parser, next func() (dnsmessage.ResourceHeader, 
 			}
 			continue
 		}
+		if text.cut {
+			if err := skip(); err != nil {
+				return nil, fmt.Errorf("record %d: %w", i, err)
+			}
+			continue
+		}
 		data, err := formatRData(p, rh)
 		if err != nil {
 			return nil, fmt.Errorf("record %d (%s): %w", i, typeName(rh.Type), err)
@@ -203,6 +236,11 @@ func parseSection(p *dnsmessage.Parser, next func() (dnsmessage.ResourceHeader, 
 		if data != "" { // only a TXT record without strings has none
 			record += " " + data
 		}
+		if len(record) > text.left {
+			text.cut = true
+			continue
+		}
+		text.left -= len(record)
 		records = append(records, record)
 	}
 }
@@ -319,6 +357,7 @@ func escape(s string, name bool) string {
 		special = `\"();@$`
 	}
 	var b strings.Builder
+	b.Grow(len(s))
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -326,7 +365,7 @@ func escape(s string, name bool) string {
 			b.WriteByte('\\')
 			b.WriteByte(c)
 		case c < ' ' || c > '~' || (c == ' ' && name):
-			fmt.Fprintf(&b, `\%03d`, c)
+			b.Write([]byte{'\\', '0' + c/100, '0' + c/10%10, '0' + c%10})
 		default:
 			b.WriteByte(c)
 		}

@@ -70,12 +70,13 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 			wantContain: "egress to 127.0.0.2 denied by policy",
 		},
 		"redirect from an allowed to a denied address": {
-			url:         redirector.URL + "/to/" + deniedAddr + ":" + deniedPort,
-			wantContain: `Get "http://` + deniedAddr + ":" + deniedPort + `/": dial tcp`,
+			url: redirector.URL + "/to/" + deniedAddr + ":" + deniedPort,
+			// The target's URL; the redirect's is the server's choice.
+			wantContain: `Get "` + redirector.URL + "/to/" + deniedAddr + ":" + deniedPort + `" (after a redirect): dial tcp (a redirect's address): egress to`,
 		},
 		"redirect to a name resolving to a denied address": {
 			url:         redirector.URL + "/to/denied.test:" + deniedPort,
-			wantContain: `Get "http://denied.test:` + deniedPort + `/": dial tcp denied.test:` + deniedPort + `: egress to ` + deniedAddr + ` denied`,
+			wantContain: `Get "` + redirector.URL + "/to/denied.test:" + deniedPort + `" (after a redirect): dial tcp (a redirect's address): egress to ` + deniedAddr + ` denied`,
 		},
 	}
 	for name, tc := range tests {

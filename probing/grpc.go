@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,9 +29,6 @@ const (
 	// maxHealthResponseBytes bounds the HealthCheckResponse message (a
 	// single enum: a few bytes); a larger one fails the call.
 	maxHealthResponseBytes = 4 << 10
-	// maxStatusDescBytes bounds how much of the description of a gRPC
-	// status (the server's grpc-message) a Result message quotes.
-	maxStatusDescBytes = 128
 )
 
 // GRPCProber probes grpc and grpcs targets with the standard gRPC health
@@ -234,14 +232,17 @@ func (p *GRPCProber) failure(ctx, probeCtx context.Context, t Target, addr strin
 		if reason == ReasonConnectionFailed && closedByServer(cerr) { // a reset connect, a handshake cut short
 			return Result{Reason: reason, Message: msgClosedBeforeAnswer}
 		}
-		return Result{Reason: reason, Message: stableErrorText(cerr, p.opts.DNSServer, addr)}
+		host, _, _ := net.SplitHostPort(addr)
+		scope := textScope{dnsServer: p.opts.DNSServer, addr: addr, names: []string{host, t.TLS.ServerName}}
+		return Result{Reason: reason, Message: errorText(cerr, scope)}
 	}
 	if rec.closedSilently.Load() {
 		return Result{Reason: ReasonConnectionFailed, Message: msgClosedBeforeAnswer}
 	}
 	// The connection came up but not as HTTP/2 (a preface that is not
-	// HTTP/2's, ...): gRPC's status says why.
-	return Result{Reason: ReasonConnectionFailed, Message: stableErrorText(errors.New(status.Convert(err).Message()), "", "")}
+	// HTTP/2's, ...): gRPC's status says why, in words that quote the
+	// server.
+	return Result{Reason: ReasonConnectionFailed, Message: msgNoGRPCConnection}
 }
 
 // connReason is the Reason of a connection error: classify's, except that
@@ -260,16 +261,27 @@ func connReason(err error) Reason {
 	return ReasonTLSError
 }
 
-// grpcStatusText names the gRPC status of err and quotes the start of its
-// description (see Truncate): a description longer than
-// maxStatusDescBytes plus the 3 bytes of the "…" that marks a cut keeps
-// its first maxStatusDescBytes bytes (fewer when a rune straddles the
-// cut), then "…".
+// msgNoGRPCConnection is the message of a connection that came up but
+// failed before the call was sent on it: the server did not speak
+// HTTP/2 as gRPC does. gRPC's own text (its frame parsing errors, a
+// GOAWAY's debug data) may quote what the server sent.
+const msgNoGRPCConnection = "the connection failed before the call: the server did not answer as a gRPC server (HTTP/2); " +
+	"gRPC's error text is not shown: it may quote what the server sent"
+
+// grpcOwnDescRE matches the descriptions gRPC's client gives its own
+// failures of a call that hold numbers only: the size bound of a
+// response.
+var grpcOwnDescRE = regexp.MustCompile(`^grpc: received message (?:after decompression )?larger than max \(\d+ vs\. \d+\)$`)
+
+// grpcStatusText names the gRPC status code of err. The status message
+// is the server's text (or gRPC's, which quotes the server's headers and
+// frames), not shown, but for the size bound of a response (see
+// grpcOwnDescRE). The details, the server's too, are never shown.
 func grpcStatusText(err error) string {
 	st := status.Convert(err)
 	text := "rpc error: code = " + st.Code().String()
-	if desc := st.Message(); desc != "" {
-		text += " desc = " + strconv.Quote(Truncate(desc, maxStatusDescBytes+len(truncationMarker)))
+	if desc := st.Message(); grpcOwnDescRE.MatchString(desc) {
+		text += " desc = " + strconv.Quote(desc)
 	}
 	return text
 }
@@ -282,7 +294,7 @@ func judgeServingStatus(st healthpb.HealthCheckResponse_ServingStatus, state *tl
 	case healthpb.HealthCheckResponse_SERVING:
 		res := Result{Success: true, Reason: ReasonSucceeded, Message: ReadyMessage}
 		if state != nil {
-			res.CertificateWarning = BoundMessage(certificateExpiring(expiringCertificate(state), warning, time.Now()))
+			res.CertificateWarning = BoundMessage(certificateExpiring(state, expiringCertificate(state), warning, time.Now()))
 		}
 		return res
 	case healthpb.HealthCheckResponse_NOT_SERVING:

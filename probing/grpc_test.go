@@ -168,7 +168,7 @@ func TestGRPCProberServingStatus(t *testing.T) {
 	// A service the health server does not know: NotFound.
 	res = probeTwice(t, prober, grpcTarget(url, "shop.Nothing"))
 	assert.Equal(t, probing.ReasonGRPCError, res.Reason, "%+v", res)
-	assert.Equal(t, `health check of "`+url+`" (service "shop.Nothing"): rpc error: code = NotFound desc = "unknown service"`, res.Message)
+	assert.Equal(t, `health check of "`+url+`" (service "shop.Nothing"): rpc error: code = NotFound`, res.Message)
 }
 
 func TestGRPCProberIPv6(t *testing.T) {
@@ -209,14 +209,14 @@ func TestGRPCProberRPCErrors(t *testing.T) {
 		"no health service": {
 			server:      grpcServerOptions{noHealth: true},
 			wantReason:  probing.ReasonGRPCError,
-			wantMessage: `rpc error: code = Unimplemented desc = "unknown service grpc.health.v1.Health"`,
+			wantMessage: `rpc error: code = Unimplemented`,
 		},
 		"permission denied with a long description": {
 			server: grpcServerOptions{health: &fakeHealth{check: func() (*healthpb.HealthCheckResponse, error) {
 				return nil, status.Error(codes.PermissionDenied, long)
 			}}},
 			wantReason:  probing.ReasonGRPCError,
-			wantMessage: `rpc error: code = PermissionDenied desc = "` + strings.Repeat("é", 64) + `…"`,
+			wantMessage: `rpc error: code = PermissionDenied`, // the server's description is not shown
 		},
 		"status without a name": {
 			server: grpcServerOptions{health: &fakeHealth{check: func() (*healthpb.HealthCheckResponse, error) {
@@ -318,7 +318,7 @@ func grpcTLSFailures(s grpcTLSServers) map[string]grpcTLSFailure {
 		"wrong server name": {
 			target:      grpcTLSTarget("grpcs://healthy.test:"+secure.port, probing.TLSOptions{RootCAs: ca.PEM, ServerName: "other.test"}, 0),
 			wantReason:  probing.ReasonTLSError,
-			wantMessage: `health check of "grpcs://healthy.test:` + secure.port + `": TLS handshake: tls: failed to verify certificate: x509: certificate is valid for healthy.test, not other.test`,
+			wantMessage: `health check of "grpcs://healthy.test:` + secure.port + `": TLS handshake: tls: failed to verify certificate: x509: certificate is not valid for "other.test"`,
 		},
 		"TLS server without h2": {
 			target:     grpcTLSTarget("grpcs://healthy.test:"+s.noALPN, trustCA, 0),
@@ -370,7 +370,7 @@ func TestGRPCProberTLS(t *testing.T) {
 	assert.True(t, res.Success, "%+v", res)
 	require.NotNil(t, res.CertificateExpiry)
 	assert.Equal(t, expiring.X509.NotAfter, *res.CertificateExpiry)
-	assert.Contains(t, res.CertificateWarning, `certificate "healthy.test" expires at`)
+	assert.Contains(t, res.CertificateWarning, `the server's certificate expires at`)
 
 	// A certificate that expires within the warning but does not answer
 	// SERVING: no warning, the expiry stays.

@@ -227,20 +227,20 @@ func (p *HTTPProber) probe(ctx context.Context, t Target, pc *probeContext, star
 
 	resp, err := send(client, req)
 	if err != nil {
-		res := p.failure(ctx, probeCtx, t, req, pc.tracer.answered(), withoutProxyConnect(err))
+		res := p.failure(ctx, probeCtx, t, u, req, pc.tracer.answered(), withoutProxyConnect(err))
 		if resp != nil { // CheckRedirect failed; the body is already closed
 			res.StatusCode = resp.StatusCode
 		}
 		return res
 	}
-	if res, refused := proxyRefused(t, resp); refused {
+	if res, refused := proxyRefused(t, u, resp); refused {
 		_ = resp.Body.Close()
 		return res
 	}
 	body, err := p.readBody(resp, t.BodyMatch, t.Judge != nil && t.Judge.NeedsBody())
 	_ = resp.Body.Close() // an unread rest closes the connection
 	if err != nil && !errors.Is(err, io.EOF) {
-		res := p.failure(ctx, probeCtx, t, resp.Request, true, fmt.Errorf("read response body: %w", err))
+		res := p.failure(ctx, probeCtx, t, u, resp.Request, true, fmt.Errorf("read response body: %w", err))
 		res.StatusCode = resp.StatusCode
 		return res
 	}
@@ -334,7 +334,7 @@ func judge(t Target, resp *http.Response, body []byte) Result {
 		res.Reason, res.Message = ReasonBodyMismatch, bodyMismatchMessage(t.BodyMatch)
 	default:
 		res.Success, res.Reason, res.Message = true, ReasonSucceeded, ReadyMessage
-		res.CertificateWarning = BoundMessage(certificateExpiring(cert, t.CertExpiryWarning, time.Now()))
+		res.CertificateWarning = BoundMessage(certificateExpiring(resp.TLS, cert, t.CertExpiryWarning, time.Now()))
 	}
 	return res
 }

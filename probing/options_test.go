@@ -183,7 +183,7 @@ func TestHTTPProberTLSOptions(t *testing.T) {
 		"insecureSkipVerify":        {srv.URL, probing.TLSOptions{InsecureSkipVerify: true}, probing.ReasonSucceeded, ""},
 		"serverName in certificate": {srv.URL, probing.TLSOptions{RootCAs: ca, ServerName: "example.com"}, probing.ReasonSucceeded, ""},
 		"serverName not in certificate": {
-			srv.URL, probing.TLSOptions{RootCAs: ca, ServerName: "other.test"}, probing.ReasonTLSError, "not other.test",
+			srv.URL, probing.TLSOptions{RootCAs: ca, ServerName: "other.test"}, probing.ReasonTLSError, `not valid for "other.test"`,
 		},
 		"minVersion met":                    {tls12.URL, probing.TLSOptions{RootCAs: serverCA(tls12), MinVersion: tls.VersionTLS12}, probing.ReasonSucceeded, ""},
 		"legacy server, default minVersion": {tls11.URL, probing.TLSOptions{RootCAs: ca}, probing.ReasonTLSError, "protocol version"},
@@ -225,12 +225,12 @@ func TestHTTPProberCertificateExpiry(t *testing.T) {
 		wantWarning string
 	}{
 		"expires within the warning: a success with a warning": {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, fortnight, probing.ReasonSucceeded, probing.ReadyMessage, soon.X509.NotAfter,
-			fmt.Sprintf(`certificate "soon.test" expires at %s, in less than 336h0m0s`, soon.X509.NotAfter.UTC().Format(time.RFC3339))},
+			fmt.Sprintf(`the server's certificate expires at %s, in less than 336h0m0s`, soon.X509.NotAfter.UTC().Format(time.RFC3339))},
 		"expires after the warning": {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, 24 * time.Hour, probing.ReasonSucceeded, probing.ReadyMessage, soon.X509.NotAfter, ""},
 		"warning off":               {soonSrv.URL, probing.TLSOptions{RootCAs: soon.PEM}, 0, probing.ReasonSucceeded, probing.ReadyMessage, soon.X509.NotAfter, ""},
 		"expired, verified":         {expiredSrv.URL, probing.TLSOptions{RootCAs: expired.PEM}, fortnight, probing.ReasonTLSError, "certificate has expired", time.Time{}, ""},
 		"expired, not verified: a success with a warning": {expiredSrv.URL, probing.TLSOptions{InsecureSkipVerify: true}, fortnight, probing.ReasonSucceeded, probing.ReadyMessage, expired.X509.NotAfter,
-			fmt.Sprintf(`certificate "expired.test" expired at %s`, expired.X509.NotAfter.UTC().Format(time.RFC3339))},
+			fmt.Sprintf(`the server's certificate expired at %s`, expired.X509.NotAfter.UTC().Format(time.RFC3339))},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

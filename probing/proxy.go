@@ -79,7 +79,7 @@ func (e *proxyError) As(target any) bool { return e.err != nil && errors.As(e.er
 // newProxyError returns the proxyError of cause, whose text names
 // proxyAddr (the proxy's host:port as its URL writes it).
 func newProxyError(p Proxy, proxyAddr, target string, cause error) *proxyError {
-	text := stableErrorText(cause, "", proxyAddr)
+	text := errorText(cause, textScope{addr: proxyAddr, names: []string{proxyHost(p)}})
 	switch {
 	case errors.Is(cause, io.EOF) || errors.Is(cause, io.ErrUnexpectedEOF):
 		text = "the proxy closed the connection"
@@ -356,14 +356,23 @@ func withoutProxyConnect(err error) error {
 // of a proxy in front of an http target (403 for a target it does not
 // allow, 502 for one it cannot reach) cannot be told from the target's,
 // and are judged as the target's.
-func proxyRefused(t Target, resp *http.Response) (Result, bool) {
+func proxyRefused(t Target, u *url.URL, resp *http.Response) (Result, bool) {
 	if t.Proxy == nil || resp.StatusCode != http.StatusProxyAuthRequired || resp.Request.URL.Scheme != "http" {
 		return Result{}, false
 	}
 	err := &proxyError{proxy: t.Proxy.URL, status: resp.StatusCode}
 	return Result{
 		Reason:     ReasonProxyFailed,
-		Message:    urlErrorOp(resp.Request.Method) + " " + strconv.Quote(redactURL(resp.Request.URL)) + ": " + err.Error(),
+		Message:    urlErrorOp(t.Method) + " " + strconv.Quote(redactURL(u)) + ": " + err.Error(),
 		StatusCode: resp.StatusCode,
 	}, true
+}
+
+// proxyHost returns the host name of p's URL, "" when it does not parse.
+func proxyHost(p Proxy) string {
+	u, err := parseURL(p.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }

@@ -123,8 +123,8 @@ func TestDialTargetThroughProxy(t *testing.T) {
 				assert.NotContains(t, err.Error(), "s3cret-pw")
 				assert.NotContains(t, err.Error(), "other")
 				// The message names the proxy and the target as given, even
-				// after stableErrorText with the target's address.
-				assert.Equal(t, err.Error(), stableErrorText(err, "", "db.test:5432"))
+				// after errorText with the target's address.
+				assert.Equal(t, err.Error(), errorText(err, textScope{addr: "db.test:5432"}))
 			})
 		}
 	})
@@ -211,7 +211,7 @@ func TestDialTargetProxyFailures(t *testing.T) {
 	}{
 		"closed before answering": {reply: "", wantErr: "the proxy closed the connection"},
 		"closed in the header":    {reply: "HTTP/1.1 200 OK\r\nVia:", wantErr: "the proxy closed the connection"},
-		"not HTTP":                {reply: "SSH-2.0-OpenSSH_9.6\r\n", wantErr: `malformed HTTP response "SSH-2.0-OpenSSH_9.6"`},
+		"not HTTP":                {reply: "SSH-2.0-OpenSSH_9.6\r\n", wantErr: "malformed HTTP status line"},
 		"header too large":        {reply: hugeHeader, wantErr: "CONNECT response header larger than 65536 bytes"},
 		"redirect":                {reply: "HTTP/1.1 302 Found\r\nLocation: http://evil.test/\r\n\r\n", wantErr: "refused CONNECT to \"db.test:5432\": 302 Found"},
 		"unknown status":          {reply: "HTTP/1.1 599 Whatever\r\n\r\n", wantErr: "refused CONNECT to \"db.test:5432\": 599"},

@@ -106,7 +106,7 @@ func TestProxyHTTPSConnect(t *testing.T) {
 	require.True(t, res.Success, "%+v", res)
 	require.NotNil(t, res.CertificateExpiry)
 	assert.True(t, cert.X509.NotAfter.Equal(*res.CertificateExpiry))
-	assert.Contains(t, res.CertificateWarning, `certificate "healthy.test" expires at`)
+	assert.Contains(t, res.CertificateWarning, `the server's certificate expires at`)
 	assert.Contains(t, res.Phases.Happened(), probing.PhaseTLS, "the handshake over the tunnel is traced")
 	assert.Equal(t, []string{strings.TrimPrefix(byName(t, srv), "https://")}, proxy.ConnectTargets(), "the name, resolved by the proxy")
 	assert.Empty(t, proxy.ForwardedURLs())

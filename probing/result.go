@@ -112,9 +112,14 @@ type Result struct {
 	// Message is a human readable description: ReadyMessage on success,
 	// otherwise what failed. It is stable across repeated identical
 	// failures (no durations, no ephemeral ports, no resolved addresses),
-	// so that an unchanged failure does not look like a change. The
-	// HTTPProber's messages are bounded: valid UTF-8 of at most
-	// MaxMessageBytes bytes (see BoundMessage), whatever the target sends.
+	// so that an unchanged failure does not look like a change. Messages
+	// are bounded: valid UTF-8 of at most MaxMessageBytes bytes (see
+	// BoundMessage). No message holds a byte the target (or a proxy) sent:
+	// not its body, headers, reason phrase, redirect locations, reply,
+	// certificate names, DNS records or gRPC status message; errors whose
+	// texts quote them are described in fixed words (see errorText). Only
+	// what the user wrote (URL, names, patterns, expected codes) and
+	// numbers (status codes, byte counts) appear.
 	Message string
 	// StatusCode is the final HTTP status code, or 0 when no response was
 	// received.
@@ -133,7 +138,9 @@ type Result struct {
 	CertificateExpiry *time.Time
 	// CertificateWarning, when not empty, says which certificate of the
 	// chain expires sooner than the target's CertExpiryWarning (or has
-	// expired, when verification is skipped), and when. It is set only on
+	// expired, when verification is skipped), and when. It names the
+	// certificate by its place (the server's own, or a CA certificate of
+	// the chain), not by its subject, which the server chose. It is set only on
 	// a successful probe, which it does not fail: the server answers, and
 	// certificate validity is judged on its own.
 	CertificateWarning string

@@ -138,7 +138,7 @@ func (p *tcpProber) probe(ctx context.Context, t Target, start time.Time) Result
 
 	res := Result{Success: true, Reason: ReasonSucceeded, Message: ReadyMessage}
 	cert := setCertificateExpiry(&res, state)
-	res.CertificateWarning = BoundMessage(certificateExpiring(cert, t.CertExpiryWarning, time.Now()))
+	res.CertificateWarning = BoundMessage(certificateExpiring(state, cert, t.CertExpiryWarning, time.Now()))
 	if t.Judge != nil {
 		answer := &Answer{
 			Kind:    tt.kind,
@@ -183,7 +183,7 @@ func closeProbeConn(probeCtx context.Context, conn, raw net.Conn) {
 // probeCtx the one bounded by the target's timeout, whose deadline is
 // also the connection's: a network timeout is the probe's timeout. The
 // message names the step and the URL, as the HTTP prober's name the
-// method and URL, and is stable (see stableErrorText).
+// method and URL, and quotes nothing the server sent (see errorText).
 func (p *tcpProber) failure(ctx, probeCtx context.Context, t Target, tt tcpTarget, op string, err error) Result {
 	prefix := op + " " + strconv.Quote(tt.url) + ": "
 	switch {
@@ -198,5 +198,7 @@ func (p *tcpProber) failure(ctx, probeCtx context.Context, t Target, tt tcpTarge
 		// was read yet (see msgClosedBeforeAnswer).
 		return Result{Reason: reason, Message: prefix + msgClosedBeforeAnswer}
 	}
-	return Result{Reason: reason, Message: prefix + stableErrorText(err, p.opts.DNSServer, tt.addr)}
+	host, _, _ := net.SplitHostPort(tt.addr)
+	scope := textScope{dnsServer: p.opts.DNSServer, addr: tt.addr, names: []string{host, t.TLS.ServerName}}
+	return Result{Reason: reason, Message: prefix + errorText(err, scope)}
 }

@@ -365,7 +365,7 @@ func TestTLSProber(t *testing.T) {
 		"certificate of another name": {
 			target:      probing.Target{URL: tcpURL("tls", "healthy.test", s.wrong), TLS: trust(s.other)},
 			wantReason:  probing.ReasonTLSError,
-			wantContain: `handshake "tls://healthy.test:` + s.wrong.Port() + `": tls: failed to verify certificate: x509: certificate is valid for other.test, not healthy.test`,
+			wantContain: `handshake "tls://healthy.test:` + s.wrong.Port() + `": tls: failed to verify certificate: x509: certificate is not valid for "healthy.test"`,
 		},
 		"a server that does not speak TLS": {
 			target:      probing.Target{URL: tcpURL("tls", "healthy.test", s.plain)},
@@ -390,7 +390,7 @@ func TestTLSProberCertificateExpiry(t *testing.T) {
 	require.True(t, res.Success, "%+v", res)
 	require.NotNil(t, res.CertificateExpiry)
 	assert.True(t, res.CertificateExpiry.Equal(s.soon.X509.NotAfter), "%v", res.CertificateExpiry)
-	assert.Equal(t, `certificate "healthy.test" expires at `+s.soon.X509.NotAfter.UTC().Format(time.RFC3339)+`, in less than 24h0m0s`,
+	assert.Equal(t, `the server's certificate expires at `+s.soon.X509.NotAfter.UTC().Format(time.RFC3339)+`, in less than 24h0m0s`,
 		res.CertificateWarning)
 
 	noWarning := target
@@ -422,7 +422,7 @@ func TestTLSProberCertificateExpiry(t *testing.T) {
 	res = prober.Probe(t.Context(), probing.Target{URL: tcpURL("tls", "healthy.test", srv), Timeout: relaxedTimeout,
 		TLS: probing.TLSOptions{InsecureSkipVerify: true}, CertExpiryWarning: day})
 	assert.True(t, res.Success, "%+v", res)
-	assert.Equal(t, `certificate "healthy.test" expired at `+expired.X509.NotAfter.UTC().Format(time.RFC3339), res.CertificateWarning)
+	assert.Equal(t, `the server's certificate expired at `+expired.X509.NotAfter.UTC().Format(time.RFC3339), res.CertificateWarning)
 }
 
 // replyJudge is a Judge that holds when the reply contains want and the

@@ -78,21 +78,23 @@ func earliestExpiry(chain []*x509.Certificate) *x509.Certificate {
 	return first
 }
 
-// certificateExpiring returns the message of a certificate that expires
-// within warning of now (or expired already), "" when it does not. The
-// message names only the certificate and its expiry, which are stable
-// between probes.
-func certificateExpiring(cert *x509.Certificate, warning time.Duration, now time.Time) string {
+// certificateExpiring returns the message of a certificate of the
+// connection state (see expiringCertificate) that expires within warning
+// of now (or expired already), "" when it does not. The message says
+// which certificate by its place (the server's own, or a CA certificate
+// of its chain) and names its expiry, which are stable between probes;
+// not by its subject, which the server chose.
+func certificateExpiring(state *tls.ConnectionState, cert *x509.Certificate, warning time.Duration, now time.Time) string {
 	if cert == nil || warning <= 0 || cert.NotAfter.Sub(now) >= warning {
 		return ""
 	}
-	name := cert.Subject.CommonName
-	if name == "" && len(cert.DNSNames) > 0 {
-		name = cert.DNSNames[0]
+	which := "a CA certificate of the server's chain"
+	if state != nil && len(state.PeerCertificates) > 0 && state.PeerCertificates[0].Equal(cert) {
+		which = "the server's certificate"
 	}
 	expiry := cert.NotAfter.UTC().Format(time.RFC3339)
 	if !cert.NotAfter.After(now) {
-		return fmt.Sprintf("certificate %q expired at %s", name, expiry)
+		return fmt.Sprintf("%s expired at %s", which, expiry)
 	}
-	return fmt.Sprintf("certificate %q expires at %s, in less than %s", name, expiry, warning)
+	return fmt.Sprintf("%s expires at %s, in less than %s", which, expiry, warning)
 }

@@ -81,7 +81,7 @@ func TestHTTPProberCertificateExpiryFromVerifiedChain(t *testing.T) {
 			chain:      probetest.Chain(shortServer, shortInter),
 			tls:        probing.TLSOptions{RootCAs: root.PEM},
 			wantExpiry: shortInter.X509.NotAfter, wantReason: probing.ReasonSucceeded,
-			wantWarning: fmt.Sprintf(`certificate "short-intermediate.test" expires at %s, in less than 720h0m0s`,
+			wantWarning: fmt.Sprintf(`a CA certificate of the server's chain expires at %s, in less than 720h0m0s`,
 				shortInter.X509.NotAfter.UTC().Format(time.RFC3339)),
 		},
 		"insecureSkipVerify: the leaf": {
