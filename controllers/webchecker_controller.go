@@ -255,10 +255,12 @@ func (r *WebCheckerReconciler) workers() int {
 	return DefaultReconcileWorkers
 }
 
-// Reconcile brings one WebChecker's schedule and status up to date. A
+// Reconcile brings one WebChecker's schedule and status up to date. It
+// first decides what this replica does with the checker (plan), then
+// applies the decision to the scheduler once, then writes the status. A
 // checker whose namespace holds its share of the reconcile workers
-// (Limits.ReconcileShare) is requeued for later. Reconcile first decides what this replica does with the checker (plan), then
-// applies the decision to the scheduler once, then writes the status.
+// (Limits.ReconcileShare) is requeued for later, and so is a status write
+// over the namespace's share or within the checker's MessagePeriod.
 func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	key := req.NamespacedName
 	release, ok := r.fairness().enter(key.Namespace)
