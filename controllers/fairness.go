@@ -46,9 +46,11 @@ const reconcileDeferDelay = 500 * time.Millisecond
 // every namespace shares in a replica. The zero value bounds nothing.
 type NamespaceLimits struct {
 	// ReconcileShare is the share of the reconcile workers the checkers of
-	// one namespace may hold at once, in (0, 1]: at most
-	// max(1, ceil(share × workers)). Zero (or 1) lets one namespace hold
-	// every worker.
+	// one namespace may hold at once, in (0, 1]: max(1, ceil(share ×
+	// workers)), its slots. Beyond them a namespace borrows idle workers,
+	// but never the last as many as its slots: those stay for the other
+	// namespaces, whose checkers thus never wait behind it. Zero (or 1)
+	// lets one namespace hold every worker.
 	ReconcileShare float64
 	// StatusWriteRate is how many status writes per second one namespace
 	// may make on average, StatusWriteBurst how many at once: its share. A
@@ -107,7 +109,8 @@ type fairness struct {
 func newFairness(limits NamespaceLimits, workers int) *fairness {
 	f := &fairness{limits: limits}
 	if s := limits.ReconcileShare; s > 0 && s < 1 {
-		f.slots = &namespaceSlots{max: max(1, int(math.Ceil(s*float64(workers)))), held: map[string]int{}}
+		slots := max(1, int(math.Ceil(s*float64(workers))))
+		f.slots = &namespaceSlots{max: slots, borrowBelow: workers - slots, held: map[string]int{}}
 	}
 	if limits.StatusWriteRate > 0 {
 		f.writes = newNamespaceBuckets(rate.Limit(limits.StatusWriteRate), max(1, limits.StatusWriteBurst))
@@ -165,23 +168,29 @@ func (f *fairness) eventAllowed(namespace string, now time.Time) bool {
 	return f.events == nil || f.events.take(namespace, now) == 0
 }
 
-// namespaceSlots counts the reconciles in flight per namespace.
+// namespaceSlots counts the reconciles in flight, per namespace and in
+// all: a namespace holds up to max of them, and more only while fewer
+// than borrowBelow run in all.
 type namespaceSlots struct {
-	max  int
-	mu   sync.Mutex
-	held map[string]int
+	max, borrowBelow int
+
+	mu    sync.Mutex
+	held  map[string]int
+	total int
 }
 
 func (s *namespaceSlots) enter(namespace string) (func(), bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.held[namespace] >= s.max {
+	if s.held[namespace] >= s.max && s.total >= s.borrowBelow {
 		return nil, false
 	}
 	s.held[namespace]++
+	s.total++
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
+		s.total--
 		if s.held[namespace]--; s.held[namespace] <= 0 {
 			delete(s.held, namespace)
 		}

@@ -39,19 +39,34 @@ func TestNamespaceBucketsForgetFullBuckets(t *testing.T) {
 
 func TestNamespaceSlots(t *testing.T) {
 	f := newFairness(NamespaceLimits{ReconcileShare: 0.25}, 8) // 2 of 8
-	r1, ok := f.enter("noisy")
-	require.True(t, ok)
-	r2, ok := f.enter("noisy")
-	require.True(t, ok)
+	var noisy []func()
+	for {
+		release, ok := f.enter("noisy")
+		if !ok {
+			break
+		}
+		noisy = append(noisy, release)
+	}
+	assert.Len(t, noisy, 6, "alone, a namespace borrows every idle worker but the last 2")
+	var quiet []func()
+	for range 2 {
+		release, ok := f.enter("quiet")
+		require.True(t, ok, "a namespace within its share waits for none over it")
+		quiet = append(quiet, release)
+	}
+	_, ok := f.enter("quiet")
+	assert.False(t, ok, "beyond its share, with no idle worker to borrow")
+	noisy[0]()
 	_, ok = f.enter("noisy")
-	assert.False(t, ok, "a third reconcile of the namespace while it holds its share")
-	rq, ok := f.enter("quiet")
-	assert.True(t, ok, "another namespace proceeds")
-	r1()
-	_, ok = f.enter("noisy")
-	assert.True(t, ok, "a slot given back is taken again")
-	r2()
-	rq()
+	assert.False(t, ok, "over its share, the noisy namespace leaves a freed worker to the others")
+	release, ok := f.enter("other")
+	assert.True(t, ok, "within its share, another namespace takes the freed worker")
+	release()
+	for _, release := range append(noisy[1:], quiet...) {
+		release()
+	}
+	assert.Zero(t, f.slots.total)
+	assert.Empty(t, f.slots.held)
 
 	unbounded := newFairness(NamespaceLimits{}, 8)
 	for range 100 {
