@@ -192,8 +192,13 @@ func (r *WebCheckerReconciler) recordCertificateChange(wc *webcheckerv1alpha1.We
 }
 
 // event records an Event about wc whose note, format applied to args, is
-// bounded to what the API accepts.
+// bounded to what the API accepts. An Event over the share of wc's
+// namespace (Limits.EventInterval) is dropped: the conditions hold the
+// state, and the broadcaster's queue stays free for the other namespaces.
 func (r *WebCheckerReconciler) event(wc *webcheckerv1alpha1.WebChecker, eventType, reason, format string, args ...any) {
+	if !r.fairness().eventAllowed(wc.Namespace, r.now()) {
+		return
+	}
 	r.Recorder.Eventf(wc, nil, eventType, reason, "Probe", "%s", probing.Truncate(fmt.Sprintf(format, args...), maxEventNote))
 }
 

@@ -27,6 +27,13 @@
 // outcome it held from before is stale and is never written, and the
 // streaks start over.
 //
+// What the namespaces share in a replica is shared fairly
+// (NamespaceLimits): one namespace holds at most its share of the
+// reconcile workers, writes status at its share of the API budget (beyond
+// it, only what the others leave), and records a bounded number of
+// Events; a checker whose status changes only in a message is rewritten
+// at most once per MessagePeriod.
+//
 // The reconciler depends on small interfaces it declares itself (Scheduler,
 // Ownership, StatusWriteRecorder); cmd/manager wires the real ones.
 package controllers

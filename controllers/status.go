@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -18,8 +20,12 @@ import (
 )
 
 // handleWriteError retries conflicts quietly after a short delay (the next
-// attempt re-reads the object) and returns other errors for backoff.
+// attempt re-reads the object), requeues a deferred write for when it may
+// be made, and returns other errors for backoff.
 func (r *WebCheckerReconciler) handleWriteError(ctx context.Context, err error) (ctrl.Result, error) {
+	if d, ok := errors.AsType[*deferredWrite](err); ok {
+		return ctrl.Result{RequeueAfter: d.after}, nil
+	}
 	if apierrors.IsConflict(err) {
 		logf.FromContext(ctx).V(1).Info("Status patch conflicted, retrying after re-reading")
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
@@ -107,8 +113,12 @@ func (r *WebCheckerReconciler) patchStatus(ctx context.Context, wc *webcheckerv1
 
 	// Ownership may have moved since Reconcile looked (a ring change, or
 	// this replica fenced itself): never write a status we do not own.
-	if !r.Ownership.Owns(client.ObjectKeyFromObject(wc)) {
+	key := client.ObjectKeyFromObject(wc)
+	if !r.Ownership.Owns(key) {
 		return nil, nil
+	}
+	if wait := r.writeWait(key, detailOnly(&wc.Status, desired)); wait > 0 {
+		return nil, &deferredWrite{after: wait}
 	}
 	before := wc.Status.DeepCopy()
 	base := wc.DeepCopy()
@@ -125,11 +135,27 @@ func (r *WebCheckerReconciler) patchStatus(ctx context.Context, wc *webcheckerv1
 		return nil, fmt.Errorf("patching WebChecker status: %w", err)
 	}
 	if r.Tracker != nil {
-		r.Tracker.wrote(client.ObjectKeyFromObject(wc), base.ResourceVersion)
+		r.Tracker.wrote(key, base.ResourceVersion)
+		r.Tracker.wroteAt(key, r.now())
 	}
 	r.recordReady(wc, desired)
 	logf.FromContext(ctx).V(1).Info("Status updated", "ready", readyStatus(desired.Conditions), "httpStatusCode", desired.HTTPStatusCode)
 	return before, nil
+}
+
+// writeWait is how long a status write of the checker must wait, at the
+// reconciler's clock, under its NamespaceLimits: a write that changes only
+// details (detail) waits out the checker's MessagePeriod, and any write
+// waits while its namespace is over its share of status writes. Zero means
+// write now, and the write is counted in the namespace's share.
+func (r *WebCheckerReconciler) writeWait(key types.NamespacedName, detail bool) time.Duration {
+	now := r.now()
+	if detail && r.Limits.MessagePeriod > 0 && r.Tracker != nil {
+		if wait := r.Tracker.detailWait(key, now, r.Limits.MessagePeriod); wait > 0 {
+			return wait
+		}
+	}
+	return r.fairness().writeWait(key.Namespace, now)
 }
 
 // recordReady tells the Ready recorder the status of wc's Ready condition

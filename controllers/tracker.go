@@ -59,6 +59,9 @@ type tracked struct {
 	// first held back a write while a vantage point had not reported
 	// (see holdWait); zero when it holds nothing back.
 	holding time.Time
+	// lastWrite is when this replica last wrote the checker's status or
+	// its vantage point entry (see detailWait).
+	lastWrite time.Time
 }
 
 var _ scheduler.Observer = (*Tracker)(nil)
@@ -220,6 +223,29 @@ func (t *Tracker) wrote(key types.NamespacedName, rv string) {
 	if c := t.checkers[key]; c != nil {
 		c.wroteFromRV = rv
 	}
+}
+
+// wroteAt records that this replica wrote the checker's status, or its
+// vantage point entry, at now.
+func (t *Tracker) wroteAt(key types.NamespacedName, now time.Time) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c := t.checkers[key]; c != nil {
+		c.lastWrite = now
+	}
+}
+
+// detailWait is how much longer, at now, a write of the checker that
+// changes only details waits: what is left of period since this replica
+// last wrote it, zero when it never did or the checker is not tracked.
+func (t *Tracker) detailWait(key types.NamespacedName, now time.Time, period time.Duration) time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	c := t.checkers[key]
+	if c == nil || c.lastWrite.IsZero() {
+		return 0
+	}
+	return max(0, c.lastWrite.Add(period).Sub(now))
 }
 
 // behindOwnWrite reports whether rv, the resourceVersion of the copy of

@@ -174,6 +174,9 @@ func (r *WebCheckerReconciler) writeEntry(ctx context.Context, wc *webcheckerv1a
 	if !r.Ownership.Probes(key, p.vantagePoints) {
 		return wc, nil
 	}
+	if wait := r.writeWait(key, entryDetailOnly(stored, next)); wait > 0 {
+		return nil, &deferredWrite{after: wait}
+	}
 	body, err := json.Marshal(entryApply{
 		APIVersion: webcheckerv1alpha1.GroupVersion.String(),
 		Kind:       "WebChecker",
@@ -194,6 +197,7 @@ func (r *WebCheckerReconciler) writeEntry(ctx context.Context, wc *webcheckerv1a
 	}
 	if r.Tracker != nil {
 		r.Tracker.wrote(key, wc.ResourceVersion)
+		r.Tracker.wroteAt(key, r.now())
 	}
 	logf.FromContext(ctx).V(1).Info("Vantage point entry updated", "shard", shard, "ready", next.Ready, "reason", next.Reason)
 	return fresh, nil

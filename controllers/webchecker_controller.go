@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -148,6 +149,19 @@ type WebCheckerReconciler struct {
 	// replica can wait to join its ring until the checkers that existed
 	// when it started are all scheduled.
 	Loaded *Loaded
+	// Limits bounds what one namespace takes of the reconcile workers,
+	// the status writes and the Events (see NamespaceLimits); the zero
+	// value bounds nothing. Set it before the first Reconcile.
+	Limits NamespaceLimits
+
+	fairOnce sync.Once
+	fair     *fairness
+}
+
+// fairness is the per-namespace state of Limits, made on first use.
+func (r *WebCheckerReconciler) fairness() *fairness {
+	r.fairOnce.Do(func() { r.fair = newFairness(r.Limits, r.workers()) })
+	return r.fair
 }
 
 // StatusWriteRecorder counts status patches by result (a *metrics.Metrics).
@@ -243,9 +257,19 @@ func (r *WebCheckerReconciler) workers() int {
 
 // Reconcile brings one WebChecker's schedule and status up to date. It
 // first decides what this replica does with the checker (plan), then
-// applies the decision to the scheduler once, then writes the status.
+// applies the decision to the scheduler once, then writes the status. A
+// checker whose namespace holds its share of the reconcile workers
+// (Limits.ReconcileShare) is requeued for later, and so is a status write
+// over the namespace's share or within the checker's MessagePeriod.
 func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	key := req.NamespacedName
+	release, ok := r.fairness().enter(key.Namespace)
+	if !ok {
+		// The namespace holds its share of the workers: the others'
+		// checkers go first.
+		return ctrl.Result{RequeueAfter: reconcileDeferDelay}, nil
+	}
+	defer release()
 	wc := &webcheckerv1alpha1.WebChecker{}
 	if err := r.Client.Get(ctx, key, wc); err != nil {
 		if !apierrors.IsNotFound(err) {

@@ -61,7 +61,17 @@ const (
 	ReasonNoCertificate = "NoCertificate"
 )
 
+// MaxSpecText is how many characters the free text of a WebCheckerSpec
+// holds at most, all its fields together (see WebCheckerSpec).
+const MaxSpecText = 32768
+
 // WebCheckerSpec describes the server to probe and how.
+//
+// The free text of a spec is bounded as a whole, not only field by field:
+// the header names and values, the body, the conditions' expressions and
+// messages, tcp.send, tcp.expect, bodyMatch.regex and dns.answerMatch
+// together hold at most 32768 characters (MaxSpecText; at most 128 KiB of
+// UTF-8), where their per-field limits alone would allow about 320,000.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.body) || (has(self.method) && self.method in ['POST', 'PUT'])",message="body requires method POST or PUT"
 // +kubebuilder:validation:XValidation:rule="!has(self.bodyMatch) || !has(self.method) || self.method != 'HEAD'",message="bodyMatch cannot be used with method HEAD: a HEAD response has no body"
@@ -84,6 +94,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="has(self.dns) || !self.host.startsWith('dns://')",message="a dns target needs dns (at least dns.name)"
 // +kubebuilder:validation:XValidation:rule="!has(self.proxy) || !self.host.startsWith('dns://')",message="a dns target cannot use a proxy"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.interval) || !self.timeout.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || !self.interval.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.timeout) < duration(self.interval)",message="timeout must be less than interval"
+// +kubebuilder:validation:XValidation:rule="(has(self.headers) ? self.headers.map(h, h.name.size() + (has(h.value) ? h.value.size() : 0)).sum() : 0) + (has(self.body) ? self.body.size() : 0) + (has(self.conditions) ? self.conditions.map(c, c.expression.size() + (has(c.message) ? c.message.size() : 0)).sum() : 0) + (has(self.tcp) && has(self.tcp.send) ? self.tcp.send.size() : 0) + (has(self.tcp) && has(self.tcp.expect) ? self.tcp.expect.size() : 0) + (has(self.bodyMatch) ? self.bodyMatch.regex.size() : 0) + (has(self.dns) && has(self.dns.answerMatch) ? self.dns.answerMatch.map(a, a.size()).sum() : 0) <= 32768",message="the spec's headers, body, conditions, tcp.send, tcp.expect, bodyMatch.regex and dns.answerMatch together must be at most 32768 characters"
 type WebCheckerSpec struct {
 	// Host is the server to probe; its scheme chooses the kind of probe:
 	// http://host[:port], https://host[:port] or a bare host[:port]
@@ -144,7 +155,8 @@ type WebCheckerSpec struct {
 
 	// Headers are added to every probe request. Names are unique (ignoring
 	// case); hop-by-hop headers and Content-Length are set by the prober and
-	// cannot be given. A Host header sets the request's host.
+	// cannot be given. A Host header sets the request's host. Names and
+	// values count in the spec's bound of 32768 characters (MaxSpecText).
 	//
 	// +optional
 	// +listType=map
@@ -153,7 +165,8 @@ type WebCheckerSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.all(h, self.filter(o, o.name.lowerAscii() == h.name.lowerAscii()).size() == 1)",message="header names must be unique, ignoring case"
 	Headers []HTTPHeader `json:"headers,omitempty"`
 
-	// Body is the request body of a POST or PUT probe.
+	// Body is the request body of a POST or PUT probe. It counts in the
+	// spec's bound of 32768 characters (MaxSpecText).
 	//
 	// +optional
 	// +kubebuilder:validation:MaxLength=16384
@@ -274,7 +287,9 @@ type WebCheckerSpec struct {
 	// rcode): for example response.json.status == "ok" or
 	// tls.expiry - now > duration("336h"). The README lists the variables
 	// of each kind. An expression that does not compile turns Ready False
-	// (reason InvalidCondition) with the compiler's message.
+	// (reason InvalidCondition) with the compiler's message. Expressions
+	// and messages count in the spec's bound of 32768 characters
+	// (MaxSpecText).
 	//
 	// +optional
 	// +listType=atomic

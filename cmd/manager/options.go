@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -41,11 +42,17 @@ type options struct {
 	// probeNamespaceShare is the share of the probe workers one namespace
 	// may hold at once (scheduler.Options.NamespaceShare).
 	probeNamespaceShare float64
-	shardID             string
-	zone                string
-	dnsServer           string
-	proxyURL            string
-	noProxy             string
+	// reconcileNamespaceShare is the share of the reconcile workers and of
+	// the API budget one namespace may use; statusMessagePeriod bounds a
+	// checker's writes that change only a message (see
+	// controllers.NamespaceLimits).
+	reconcileNamespaceShare float64
+	statusMessagePeriod     time.Duration
+	shardID                 string
+	zone                    string
+	dnsServer               string
+	proxyURL                string
+	noProxy                 string
 	// proxyCredentialsDir holds the files username and password of
 	// proxyURL's credentials (see defaultProxy).
 	proxyCredentialsDir string
@@ -86,23 +93,25 @@ const (
 
 func defaultOptions() options {
 	return options{
-		metricsAddr:         ":8080",
-		probeAddr:           ":8081",
-		pprofAddr:           "0",
-		probeWorkers:        scheduler.DefaultWorkers,
-		kubeAPIQPS:          defaultKubeAPIQPS,
-		kubeAPIBurst:        defaultKubeAPIBurst,
-		reconcileWorkers:    controllers.DefaultReconcileWorkers,
-		probeNamespaceShare: scheduler.DefaultNamespaceShare,
-		shardID:             envOr("POD_NAME", hostname()),
-		zone:                os.Getenv("POD_ZONE"),
-		leaseNamespace:      envOr("POD_NAMESPACE", "default"),
-		ringName:            "webchecker",
-		leaseDuration:       membership.DefaultLeaseDuration,
-		leaseRenewInterval:  membership.DefaultRenewInterval,
-		virtualNodes:        ring.DefaultVirtualNodes,
-		secretAccess:        true,
-		denyCIDRs:           strings.Join(egress.DefaultDenyCIDRs, ","),
+		metricsAddr:             ":8080",
+		probeAddr:               ":8081",
+		pprofAddr:               "0",
+		probeWorkers:            scheduler.DefaultWorkers,
+		kubeAPIQPS:              defaultKubeAPIQPS,
+		kubeAPIBurst:            defaultKubeAPIBurst,
+		reconcileWorkers:        controllers.DefaultReconcileWorkers,
+		probeNamespaceShare:     scheduler.DefaultNamespaceShare,
+		reconcileNamespaceShare: controllers.DefaultReconcileNamespaceShare,
+		statusMessagePeriod:     controllers.DefaultMessagePeriod,
+		shardID:                 envOr("POD_NAME", hostname()),
+		zone:                    os.Getenv("POD_ZONE"),
+		leaseNamespace:          envOr("POD_NAMESPACE", "default"),
+		ringName:                "webchecker",
+		leaseDuration:           membership.DefaultLeaseDuration,
+		leaseRenewInterval:      membership.DefaultRenewInterval,
+		virtualNodes:            ring.DefaultVirtualNodes,
+		secretAccess:            true,
+		denyCIDRs:               strings.Join(egress.DefaultDenyCIDRs, ","),
 	}
 }
 
@@ -130,6 +139,8 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", o.kubeAPIBurst, "Requests this replica may send to the API server at once above --kube-api-qps; at least --kube-api-qps.")
 	fs.IntVar(&o.reconcileWorkers, "reconcile-workers", o.reconcileWorkers, "Number of WebCheckers reconciled (and status writes in flight) at once; one checker is never reconciled twice at the same time.")
 	fs.Float64Var(&o.probeNamespaceShare, "probe-namespace-share", o.probeNamespaceShare, "Share of --probe-workers that the WebCheckers of one namespace may hold at once, in (0, 1]: at most max(1, ceil(share × workers)) probes of a namespace run at the same time, so one namespace whose targets hang cannot delay the others. 1 lets one namespace use every worker.")
+	fs.Float64Var(&o.reconcileNamespaceShare, "reconcile-namespace-share", o.reconcileNamespaceShare, "Share, in (0, 1], of --reconcile-workers that the WebCheckers of one namespace may hold at once (at least 1), and of --kube-api-qps and --kube-api-burst that their status writes may use. Beyond its share a namespace borrows only what the others leave (idle workers but the last share×workers, the write budget but its last share×burst writes), and otherwise waits while the others proceed. One namespace also records at most 25 Events at once, then one per 10s (the others are dropped; the conditions keep the state). 1 lets one namespace use everything.")
+	fs.DurationVar(&o.statusMessagePeriod, "status-message-period", o.statusMessagePeriod, "Least time between two status writes of one checker that change only a message (of Ready, CertificateValid or a vantage point), the HTTP status code or the certificate expiry; a change of status or reason is written at once. 0 writes every change at once.")
 	fs.StringVar(&o.shardID, "shard-id", o.shardID, "Identity of this replica: its Lease's name, written to status.shard (default: $POD_NAME, else the host name).")
 	fs.StringVar(&o.dnsServer, "dns-server", o.dnsServer, "DNS server (host:port) that probes resolve host names with; empty uses the system resolver.")
 	fs.StringVar(&o.proxyURL, "proxy-url", o.proxyURL, "HTTP proxy (http(s)://host:port) of every checker without spec.proxy, dns checkers excepted; empty means none. Never taken from HTTP_PROXY and the like. The egress policy then judges the proxy's address. A URL with credentials is refused (a command line is readable in /proc/<pid>/cmdline and /debug/pprof/cmdline): see --proxy-credentials-dir.")
@@ -165,6 +176,7 @@ func (o options) replicaOptions(policy *egress.Policy, scope controllers.WatchSc
 		probeWorkers:     o.probeWorkers,
 		reconcileWorkers: o.reconcileWorkers,
 		namespaceShare:   o.probeNamespaceShare,
+		limits:           o.namespaceLimits(),
 		leaseNamespace:   o.leaseNamespace,
 		ringName:         o.ringName,
 		leaseDuration:    o.leaseDuration,
@@ -174,6 +186,22 @@ func (o options) replicaOptions(policy *egress.Policy, scope controllers.WatchSc
 		logger:           ctrl.Log,
 		secretAccess:     o.secretAccess,
 		scope:            scope,
+	}
+}
+
+// namespaceLimits is what one namespace may take of the reconciler's
+// shared workers, API budget and Event queue, given by the flags.
+func (o options) namespaceLimits() controllers.NamespaceLimits {
+	share := o.reconcileNamespaceShare
+	return controllers.NamespaceLimits{
+		ReconcileShare:   share,
+		StatusWriteRate:  share * o.kubeAPIQPS,
+		StatusWriteBurst: max(1, int(math.Ceil(share*float64(o.kubeAPIBurst)))),
+		APIRate:          o.kubeAPIQPS,
+		APIBurst:         o.kubeAPIBurst,
+		EventInterval:    controllers.DefaultEventInterval,
+		EventBurst:       controllers.DefaultEventBurst,
+		MessagePeriod:    o.statusMessagePeriod,
 	}
 }
 
@@ -267,6 +295,12 @@ func (o options) validate() error {
 	}
 	if !(o.probeNamespaceShare > 0 && o.probeNamespaceShare <= 1) {
 		errs = append(errs, fmt.Errorf("--probe-namespace-share %v must be greater than 0 and at most 1", o.probeNamespaceShare))
+	}
+	if !(o.reconcileNamespaceShare > 0 && o.reconcileNamespaceShare <= 1) {
+		errs = append(errs, fmt.Errorf("--reconcile-namespace-share %v must be greater than 0 and at most 1", o.reconcileNamespaceShare))
+	}
+	if o.statusMessagePeriod < 0 {
+		errs = append(errs, fmt.Errorf("--status-message-period %s must not be negative", o.statusMessagePeriod))
 	}
 	if o.shardID == "" {
 		errs = append(errs, errors.New("--shard-id must not be empty"))

@@ -47,6 +47,9 @@ type replicaOptions struct {
 	// namespaceShare is the share of probeWorkers one namespace may hold
 	// at once.
 	namespaceShare float64
+	// limits bound what one namespace takes of the reconcile workers,
+	// the status writes and the Events (none when zero).
+	limits controllers.NamespaceLimits
 	// initialJitter bounds the delay of a checker's first probe.
 	initialJitter time.Duration
 	// leaseNamespace and ringName select the ring's Leases.
@@ -215,6 +218,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		NamespaceSelector: opts.scope.NamespaceSelector,
 		SecretSelector:    opts.scope.SecretSelector,
 		Checks:            opts.checks,
+		Limits:            opts.limits,
 	}
 	if opts.secretAccess {
 		reconciler.Secrets = mgr.GetClient()

@@ -72,7 +72,7 @@ func run(ctx context.Context, opts options) error {
 		return fmt.Errorf("adding ready check: %w", err)
 	}
 
-	log.Info("Starting manager", "shardID", opts.shardID, "metricsSecure", opts.metricsSecure, "probeWorkers", opts.probeWorkers, "reconcileWorkers", opts.reconcileWorkers,
+	log.Info("Starting manager", "shardID", opts.shardID, "metricsSecure", opts.metricsSecure, "probeWorkers", opts.probeWorkers, "reconcileWorkers", opts.reconcileWorkers, "namespaceLimits", replicaOpts.limits.String(),
 		"kubeAPIQPS", opts.kubeAPIQPS, "kubeAPIBurst", opts.kubeAPIBurst, "dnsServer", opts.dnsServer,
 		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration,
 		"secretAccess", opts.secretAccess, "metricLabels", metricLabels.LabelNames(), "version", replicaOpts.buildInfo.Version, "revision", replicaOpts.buildInfo.Revision, "egressPolicy", policy.String(), "proxy", proxy.String(), "scope", scope.String())

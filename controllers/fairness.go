@@ -1,0 +1,290 @@
+package controllers
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+)
+
+// Fair shares: besides the probe workers (which the scheduler shares by
+// namespace), a replica's reconcile workers, its status writes and its
+// Event queue are shared by every namespace it serves. NamespaceLimits
+// bounds what one namespace takes of each, so that a namespace of many
+// checkers whose targets change their answer on every probe cannot delay
+// the status of the others: a namespace over its share is deferred (its
+// reconcile requeued for later) while the others proceed.
+
+// Defaults of NamespaceLimits that the manager uses.
+const (
+	// DefaultReconcileNamespaceShare is the default share of the reconcile
+	// workers and of the API budget (QPS and burst) one namespace's
+	// reconciles and status writes may use.
+	DefaultReconcileNamespaceShare = 0.25
+	// DefaultEventBurst and DefaultEventInterval bound the Events one
+	// namespace records: a burst of 25 (the burst client-go's own spam
+	// filter allows one object), then one per 10s.
+	DefaultEventBurst    = 25
+	DefaultEventInterval = 10 * time.Second
+	// DefaultMessagePeriod is how often a checker's status may be
+	// rewritten when only a message changed (see
+	// NamespaceLimits.MessagePeriod).
+	DefaultMessagePeriod = time.Minute
+)
+
+// reconcileDeferDelay is how long a reconcile of a namespace that holds its
+// share of the reconcile workers waits before it is tried again.
+const reconcileDeferDelay = 500 * time.Millisecond
+
+// NamespaceLimits bounds what the checkers of one namespace take of what
+// every namespace shares in a replica. The zero value bounds nothing.
+type NamespaceLimits struct {
+	// ReconcileShare is the share of the reconcile workers the checkers of
+	// one namespace may hold at once, in (0, 1]: max(1, ceil(share ×
+	// workers)), its slots. Beyond them a namespace borrows idle workers,
+	// but never the last as many as its slots: those stay for the other
+	// namespaces, whose checkers thus never wait behind it. Zero (or 1)
+	// lets one namespace hold every worker.
+	ReconcileShare float64
+	// StatusWriteRate is how many status writes per second one namespace
+	// may make on average, StatusWriteBurst how many at once: its share. A
+	// write over it waits (its reconcile is requeued for when it may be
+	// made). A zero rate bounds nothing.
+	StatusWriteRate  float64
+	StatusWriteBurst int
+	// APIRate and APIBurst are the replica's whole budget of writes (its
+	// --kube-api-qps and --kube-api-burst). When set, a namespace over its
+	// share may still borrow what nobody else uses of the budget, but never
+	// the last StatusWriteBurst writes of it: those stay for the writes of
+	// the namespaces within their share, which never wait for one over it.
+	// A namespace alone thus writes at the whole budget (a take-over of
+	// many checkers is not slowed down), and beside others at its share
+	// plus what they leave. Zero holds every namespace to its share.
+	APIRate  float64
+	APIBurst int
+	// EventInterval is how often, after a burst of EventBurst, one
+	// namespace may record an Event; Events over it are dropped (the
+	// conditions keep the state). Zero bounds nothing. The Event
+	// broadcaster's queue is shared (1,000 Events, dropped when full
+	// whatever their namespace), and client-go's own spam filter counts
+	// per object, not per namespace.
+	EventInterval time.Duration
+	EventBurst    int
+	// MessagePeriod bounds the status writes of one checker whose only
+	// change is a detail (the message of Ready or CertificateValid, the
+	// HTTP status code, the certificate expiry, or a vantage point's
+	// message): at most one per period, the newest detail written once it
+	// has passed. A change of a condition's status or reason, or of the
+	// generation, is written at once. Zero bounds nothing.
+	MessagePeriod time.Duration
+}
+
+// String describes the limits for the manager's start-up log.
+func (l NamespaceLimits) String() string {
+	return fmt.Sprintf("reconcileShare=%g statusWrites=%g/s(burst %d, of %g/s burst %d) events=1/%s(burst %d) messagePeriod=%s",
+		l.ReconcileShare, l.StatusWriteRate, l.StatusWriteBurst, l.APIRate, l.APIBurst, l.EventInterval, l.EventBurst, l.MessagePeriod)
+}
+
+// fairness holds the per-namespace state of NamespaceLimits. It is safe
+// for concurrent use.
+type fairness struct {
+	limits NamespaceLimits
+	slots  *namespaceSlots
+	writes *namespaceBuckets
+	events *namespaceBuckets
+	// budget mirrors the replica's write budget (nil: no borrowing), and
+	// reserve is what of it only writes within their share may use.
+	budgetMu sync.Mutex
+	budget   *rate.Limiter
+	reserve  float64
+}
+
+// newFairness returns the state of limits for a reconciler of workers.
+func newFairness(limits NamespaceLimits, workers int) *fairness {
+	f := &fairness{limits: limits}
+	if s := limits.ReconcileShare; s > 0 && s < 1 {
+		slots := max(1, int(math.Ceil(s*float64(workers))))
+		f.slots = &namespaceSlots{max: slots, borrowBelow: workers - slots, held: map[string]int{}}
+	}
+	if limits.StatusWriteRate > 0 {
+		f.writes = newNamespaceBuckets(rate.Limit(limits.StatusWriteRate), max(1, limits.StatusWriteBurst))
+		if limits.APIRate > 0 {
+			f.budget = rate.NewLimiter(rate.Limit(limits.APIRate), max(1, limits.APIBurst))
+			f.reserve = float64(max(1, limits.StatusWriteBurst))
+		}
+	}
+	if limits.EventInterval > 0 {
+		f.events = newNamespaceBuckets(rate.Every(limits.EventInterval), max(1, limits.EventBurst))
+	}
+	return f
+}
+
+// enter takes one of the namespace's reconcile slots: it returns the
+// function that gives it back, or false when the namespace holds its share.
+func (f *fairness) enter(namespace string) (release func(), ok bool) {
+	if f.slots == nil {
+		return func() {}, true
+	}
+	return f.slots.enter(namespace)
+}
+
+// writeWait is how long the namespace must wait, at now, before its next
+// status write; zero when it may write now, and then the write is counted.
+func (f *fairness) writeWait(namespace string, now time.Time) time.Duration {
+	if f.writes == nil {
+		return 0
+	}
+	wait := f.writes.take(namespace, now)
+	if f.budget == nil {
+		return wait
+	}
+	f.budgetMu.Lock()
+	defer f.budgetMu.Unlock()
+	if wait == 0 {
+		// Within its share: always, even when that leaves the budget
+		// short (the client's own limiter then paces the write).
+		f.budget.ReserveN(now, 1)
+		return 0
+	}
+	// Over its share: only what is left above the reserve.
+	tokens := f.budget.TokensAt(now)
+	if tokens >= f.reserve+1 {
+		f.budget.ReserveN(now, 1)
+		return 0
+	}
+	refill := time.Duration((f.reserve + 1 - tokens) / float64(f.budget.Limit()) * float64(time.Second))
+	return max(time.Millisecond, min(wait, refill))
+}
+
+// eventAllowed reports whether the namespace may record an Event at now,
+// and counts it when so.
+func (f *fairness) eventAllowed(namespace string, now time.Time) bool {
+	return f.events == nil || f.events.take(namespace, now) == 0
+}
+
+// namespaceSlots counts the reconciles in flight, per namespace and in
+// all: a namespace holds up to max of them, and more only while fewer
+// than borrowBelow run in all.
+type namespaceSlots struct {
+	max, borrowBelow int
+
+	mu    sync.Mutex
+	held  map[string]int
+	total int
+}
+
+func (s *namespaceSlots) enter(namespace string) (func(), bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.held[namespace] >= s.max && s.total >= s.borrowBelow {
+		return nil, false
+	}
+	s.held[namespace]++
+	s.total++
+	return func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.total--
+		if s.held[namespace]--; s.held[namespace] <= 0 {
+			delete(s.held, namespace)
+		}
+	}, true
+}
+
+// namespaceBuckets keeps a token bucket per namespace. A bucket that has
+// refilled is the same as a new one: the full ones are dropped once the
+// map has doubled since the last sweep, so the map holds about the
+// namespaces active within one refill.
+type namespaceBuckets struct {
+	limit rate.Limit
+	burst int
+
+	mu      sync.Mutex
+	buckets map[string]*rate.Limiter
+	sweepAt int
+}
+
+// minSweep is the size of a bucket map below which it is never swept.
+const minSweep = 64
+
+func newNamespaceBuckets(limit rate.Limit, burst int) *namespaceBuckets {
+	return &namespaceBuckets{limit: limit, burst: burst, buckets: map[string]*rate.Limiter{}, sweepAt: minSweep}
+}
+
+// take takes a token from the namespace's bucket at now and returns zero,
+// or, when it is empty, takes none and returns how long until it holds one.
+func (b *namespaceBuckets) take(namespace string, now time.Time) time.Duration {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	l := b.buckets[namespace]
+	if l == nil {
+		if len(b.buckets) >= b.sweepAt {
+			b.sweep(now)
+		}
+		l = rate.NewLimiter(b.limit, b.burst)
+		b.buckets[namespace] = l
+	}
+	r := l.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d
+	}
+	return 0
+}
+
+// sweep drops the buckets that are full at now.
+func (b *namespaceBuckets) sweep(now time.Time) {
+	for ns, l := range b.buckets {
+		if l.TokensAt(now) >= float64(b.burst) {
+			delete(b.buckets, ns)
+		}
+	}
+	b.sweepAt = max(minSweep, 2*len(b.buckets))
+}
+
+// deferredWrite is returned instead of writing a status that must wait:
+// the namespace is over its share of status writes, or only a detail
+// changed within the checker's MessagePeriod. handleWriteError requeues
+// the reconcile after it.
+type deferredWrite struct {
+	after time.Duration
+}
+
+func (d *deferredWrite) Error() string {
+	return fmt.Sprintf("status write deferred for %s", d.after)
+}
+
+// detailOnly reports whether desired differs from stored only in details:
+// the messages of the Ready and CertificateValid conditions, the HTTP
+// status code and the certificate expiry. Nothing else (no condition's
+// status or reason, no generation, no shard) changes.
+func detailOnly(stored, desired *webcheckerv1alpha1.WebCheckerStatus) bool {
+	if meta.FindStatusCondition(stored.Conditions, webcheckerv1alpha1.ConditionReady) == nil {
+		return false
+	}
+	d := desired.DeepCopy()
+	d.HTTPStatusCode, d.CertificateExpiry = stored.HTTPStatusCode, stored.CertificateExpiry
+	for _, t := range []string{webcheckerv1alpha1.ConditionReady, webcheckerv1alpha1.ConditionCertificateValid} {
+		s, c := meta.FindStatusCondition(stored.Conditions, t), meta.FindStatusCondition(d.Conditions, t)
+		if s != nil && c != nil && s.Status == c.Status && s.Reason == c.Reason {
+			c.Message = s.Message
+		}
+	}
+	return equality.Semantic.DeepEqual(stored, d)
+}
+
+// entryDetailOnly reports whether the vantage point entry next differs
+// from stored (nil for none) only in its message.
+func entryDetailOnly(stored *webcheckerv1alpha1.VantagePointStatus, next webcheckerv1alpha1.VantagePointStatus) bool {
+	if stored == nil {
+		return false
+	}
+	next.Message = stored.Message
+	return equality.Semantic.DeepEqual(*stored, next)
+}

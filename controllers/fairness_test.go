@@ -1,0 +1,318 @@
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/metrics"
+	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/egress"
+	"github.com/networkio/webchecker/probing/scheduler"
+)
+
+// namespacesOwner owns every checker of its namespaces, and nothing else.
+type namespacesOwner struct {
+	shard      string
+	namespaces map[string]bool
+}
+
+func (o namespacesOwner) ShardID() string                             { return o.shard }
+func (o namespacesOwner) Owns(key types.NamespacedName) bool          { return o.namespaces[key.Namespace] }
+func (o namespacesOwner) Probes(key types.NamespacedName, _ int) bool { return o.Owns(key) }
+func (o namespacesOwner) Zone() string                                { return "" }
+func (o namespacesOwner) Members() []string                           { return []string{o.shard} }
+func (namespacesOwner) Rebalances() uint64                            { return 0 }
+func (namespacesOwner) Fenced() bool                                  { return false }
+func (o namespacesOwner) VantagePoints(types.NamespacedName, int) []controllers.VantagePoint {
+	return []controllers.VantagePoint{{Shard: o.shard}}
+}
+
+// fairReplica configures the replica startFairReplica runs.
+type fairReplica struct {
+	namespaces []string
+	limits     controllers.NamespaceLimits
+	// clock is the reconciler's (the real one when nil).
+	clock clock.PassiveClock
+	// qps and burst pace the replica's client (client-go's defaults when
+	// zero).
+	qps   float32
+	burst int
+}
+
+// startFairReplica runs, until the test ends, a replica of its own that
+// owns the checkers of c.namespaces (which the suite's replica must not
+// own: see newElsewhereNamespace), with c's namespace limits. Its prober
+// may reach loopback only.
+func startFairReplica(t *testing.T, c fairReplica) {
+	t.Helper()
+	cfg := rest.CopyConfig(k8sConfig)
+	cfg.QPS, cfg.Burst = c.qps, c.burst
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 k8sClient.Scheme(),
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// The suite's manager runs a controller of the same name.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	require.NoError(t, err)
+	owner := namespacesOwner{shard: "fair-replica", namespaces: map[string]bool{}}
+	for _, ns := range c.namespaces {
+		owner.namespaces[ns] = true
+	}
+	loopback, err := egress.ParseCIDRs([]string{"127.0.0.0/8", "::1/128"})
+	require.NoError(t, err)
+	prober := probing.NewHTTPProber(probing.ProberOptions{DNSServer: dns.Addr(), Egress: egress.NewPolicy(egress.Options{Allow: loopback})})
+	trigger := controllers.NewTrigger(0)
+	tracker := controllers.NewTracker(trigger.Notify)
+	m := metrics.New()
+	sched, err := scheduler.New(scheduler.Options{
+		Prober:        prober,
+		Owns:          owner.Probes,
+		Workers:       32,
+		InitialJitter: 500 * time.Millisecond,
+		Notify:        trigger.Notify,
+		Observer:      controllers.Observers{m, tracker},
+		Logger:        ctrl.Log.WithName("fair-scheduler"),
+	})
+	require.NoError(t, err)
+	require.NoError(t, mgr.Add(sched))
+	labels, err := metrics.NewCheckerLabels(nil)
+	require.NoError(t, err)
+	require.NoError(t, m.Register(prometheus.NewRegistry(), sched, owner, labels, metrics.NewReadyStates()))
+	r := &controllers.WebCheckerReconciler{
+		Scheduler: sched,
+		Ownership: owner,
+		Trigger:   trigger,
+		Tracker:   tracker,
+		Metrics:   m,
+		Limits:    c.limits,
+	}
+	if c.clock != nil {
+		r.Clock = c.clock
+	}
+	require.NoError(t, r.SetupWithManager(mgr))
+	framework.RunInTest(t, mgr)
+}
+
+// answers serves, on every path, the status codes of codes in turn (a
+// counter per path).
+func answers(t *testing.T, codes func(n int64) int) *httptest.Server {
+	t.Helper()
+	var mu sync.Mutex
+	counts := map[string]int64{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n := counts[r.URL.Path]
+		counts[r.URL.Path]++
+		mu.Unlock()
+		w.WriteHeader(codes(n))
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// statusWrites counts, from the API server's watch, the changes of the
+// checkers of namespace (each one status write: nothing else changes
+// them), and calls seen with each changed object.
+type statusWrites struct {
+	n atomic.Int64
+}
+
+func watchStatusWrites(t *testing.T, ctx context.Context, namespace string, seen func(*webcheckerv1alpha1.WebChecker)) *statusWrites {
+	t.Helper()
+	wcl, err := client.NewWithWatch(k8sConfig, client.Options{Scheme: k8sClient.Scheme()})
+	require.NoError(t, err)
+	w, err := wcl.Watch(ctx, &webcheckerv1alpha1.WebCheckerList{}, client.InNamespace(namespace))
+	require.NoError(t, err)
+	s := &statusWrites{}
+	go func() {
+		defer w.Stop()
+		for ev := range w.ResultChan() {
+			if ev.Type != watch.Modified {
+				continue
+			}
+			s.n.Add(1)
+			if seen != nil {
+				seen(ev.Object.(*webcheckerv1alpha1.WebChecker))
+			}
+		}
+	}()
+	return s
+}
+
+// TestQuietNamespaceIsWrittenBesideANoisyOne: 60 checkers in one namespace
+// whose targets turn Ready over on every probe (1s) ask for 60 status
+// writes a second, six times the replica's API budget (10/s). A namespace's
+// share is 2/s (burst 2): held to it, or borrowing only what the others
+// leave of the budget (as the manager runs), the noisy namespace never
+// delays a change of the 4 checkers of a quiet namespace by more than an
+// interval and 2s. Without the share it takes the whole budget and the
+// quiet namespace waits behind it.
+func TestQuietNamespaceIsWrittenBesideANoisyOne(t *testing.T) {
+	const (
+		noisyCheckers = 60
+		quietCheckers = 4
+		window        = 20 * time.Second
+		writeRate     = 2.0
+		writeBurst    = 2
+		budget        = 10
+		quietBound    = interval + 2*time.Second
+	)
+	tests := map[string]struct {
+		borrow bool
+		// noisyRate is the bound of the noisy namespace's writes per
+		// second.
+		noisyRate float64
+	}{
+		"held to its share":               {noisyRate: writeRate},
+		"borrowing what the others leave": {borrow: true, noisyRate: budget},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			limits := controllers.NamespaceLimits{
+				ReconcileShare:   0.25,
+				StatusWriteRate:  writeRate,
+				StatusWriteBurst: writeBurst,
+				EventInterval:    controllers.DefaultEventInterval,
+				EventBurst:       controllers.DefaultEventBurst,
+			}
+			if tc.borrow {
+				limits.APIRate, limits.APIBurst = budget, budget
+			}
+			noisyNS, quietNS := newElsewhereNamespace(t), newElsewhereNamespace(t)
+			startFairReplica(t, fairReplica{namespaces: []string{noisyNS, quietNS}, limits: limits, qps: budget, burst: budget})
+			flipping := answers(t, func(n int64) int { return []int{http.StatusOK, http.StatusInternalServerError}[n%2] })
+			var quietCode atomic.Int64
+			quietCode.Store(http.StatusOK)
+			quiet := answers(t, func(int64) int { return int(quietCode.Load()) })
+
+			ctx := context.Background()
+			for i := range quietCheckers {
+				require.NoError(t, k8sClient.Create(ctx, newChecker(quietNS, fmt.Sprintf("quiet-%d", i), quiet.URL, "/")))
+			}
+			for i := range quietCheckers {
+				waitReady(t, types.NamespacedName{Namespace: quietNS, Name: fmt.Sprintf("quiet-%d", i)}, metav1.ConditionTrue, "", 10*time.Second)
+			}
+			for i := range noisyCheckers {
+				require.NoError(t, k8sClient.Create(ctx, newChecker(noisyNS, fmt.Sprintf("noisy-%d", i), flipping.URL, fmt.Sprintf("/%d", i))))
+			}
+
+			wctx, cancel := context.WithTimeout(ctx, window)
+			defer cancel()
+			var mu sync.Mutex
+			var flippedAt time.Time
+			failedAt := map[string]time.Time{}
+			noisy := watchStatusWrites(t, wctx, noisyNS, nil)
+			quietWrites := watchStatusWrites(t, wctx, quietNS, func(wc *webcheckerv1alpha1.WebChecker) {
+				if c := meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady); c != nil && c.Status == metav1.ConditionFalse {
+					mu.Lock()
+					if _, ok := failedAt[wc.Name]; !ok {
+						failedAt[wc.Name] = time.Now()
+					}
+					mu.Unlock()
+				}
+			})
+			start := time.Now()
+			time.AfterFunc(window/2, func() {
+				mu.Lock()
+				flippedAt = time.Now()
+				mu.Unlock()
+				quietCode.Store(http.StatusServiceUnavailable)
+			})
+			<-wctx.Done()
+			elapsed := time.Since(start)
+
+			mu.Lock()
+			defer mu.Unlock()
+			var slowest time.Duration
+			for i := range quietCheckers {
+				at, ok := failedAt[fmt.Sprintf("quiet-%d", i)]
+				require.True(t, ok, "quiet-%d: its failure was not written within %s", i, window/2)
+				slowest = max(slowest, at.Sub(flippedAt))
+			}
+			perMinute := func(n int64) float64 { return float64(n) * float64(time.Minute) / float64(elapsed) }
+			t.Logf("MEASURED over %s: noisy namespace (%d checkers) %d status writes (%.0f/min), quiet namespace (%d checkers) %d (%.0f/min); the quiet failure written %s after the change at the slowest",
+				elapsed.Round(time.Second), noisyCheckers, noisy.n.Load(), perMinute(noisy.n.Load()), quietCheckers, quietWrites.n.Load(), perMinute(quietWrites.n.Load()), slowest.Round(time.Millisecond))
+			assert.LessOrEqual(t, slowest, quietBound, "a change of the quiet namespace waited behind the noisy one")
+			// The bound, the burst, and one write in flight per reconcile
+			// worker when the window opened.
+			assert.LessOrEqual(t, float64(noisy.n.Load()), tc.noisyRate*elapsed.Seconds()+writeBurst+controllers.DefaultReconcileWorkers,
+				"the noisy namespace took more than its share of status writes")
+			assert.Equal(t, int64(quietCheckers), quietWrites.n.Load(), "the quiet namespace's writes: one per checker that changed")
+		})
+	}
+}
+
+// TestMessageOnlyChangesAreWrittenOncePerPeriod: a target whose answer
+// changes on every probe (500, 501, 502, ...: the same reason, another
+// message and status code) costs one status write per MessagePeriod
+// (measured on the reconciler's fake clock), not one per probe; a change of
+// reason is still written at once.
+func TestMessageOnlyChangesAreWrittenOncePerPeriod(t *testing.T) {
+	const period = time.Minute
+	ns := newElsewhereNamespace(t)
+	clk := clocktesting.NewFakeClock(time.Now())
+	startFairReplica(t, fairReplica{
+		namespaces: []string{ns},
+		limits:     controllers.NamespaceLimits{MessagePeriod: period},
+		clock:      clk,
+	})
+	var ok atomic.Bool
+	srv := answers(t, func(n int64) int {
+		if ok.Load() {
+			return http.StatusOK
+		}
+		return http.StatusInternalServerError + int(n%3)
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	var mu sync.Mutex
+	var messages []string
+	writes := watchStatusWrites(t, ctx, ns, func(wc *webcheckerv1alpha1.WebChecker) {
+		mu.Lock()
+		defer mu.Unlock()
+		messages = append(messages, meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady).Message)
+	})
+	wc := newChecker(ns, "changing", srv.URL, "/")
+	require.NoError(t, k8sClient.Create(ctx, wc))
+	key := client.ObjectKeyFromObject(wc)
+	waitReady(t, key, metav1.ConditionFalse, string(probing.ReasonUnexpectedStatus), 10*time.Second)
+
+	// Five probes, each with another message: nothing more is written.
+	assert.Never(t, func() bool { return writes.n.Load() > 1 }, 5*interval, poll, "a message-only change was written within the period")
+	// Once the period has passed, the next probe's message is written, once.
+	clk.Step(period)
+	require.Eventually(t, func() bool { return writes.n.Load() == 2 }, 3*interval, poll, "the newest message was not written after the period")
+	assert.Never(t, func() bool { return writes.n.Load() > 2 }, 3*interval, poll, "a message-only change was written twice in one period")
+	// A change of status is written at once, within the period.
+	ok.Store(true)
+	waitReady(t, key, metav1.ConditionTrue, "", 3*interval)
+	mu.Lock()
+	t.Logf("status writes: %d (messages %q)", writes.n.Load(), messages)
+	mu.Unlock()
+}
