@@ -42,8 +42,8 @@ type Options struct {
 // denial denies it.
 type Policy struct {
 	deny, private *ruleSet // deny: DefaultDenied and Options.Deny
-	allow                   []netip.Prefix
-	cluster                 atomic.Pointer[clusterNetworks]
+	allow         []netip.Prefix
+	cluster       atomic.Pointer[clusterNetworks]
 }
 
 // clusterNetworks are the cluster's networks as last set; pending, when
