@@ -114,7 +114,7 @@ func (w *Watcher) Listed(ctx context.Context) error {
 func (w *Watcher) Start(ctx context.Context) error {
 	log := w.opts.Logger
 	serviceCIDRs, err := w.servesServiceCIDRs(ctx)
-	if err != nil {
+	if err != nil || ctx.Err() != nil {
 		return err
 	}
 	if !serviceCIDRs {
@@ -158,18 +158,31 @@ func (w *Watcher) Start(ctx context.Context) error {
 		synced = append(synced, inf.HasSynced)
 		names = append(names, fmt.Sprintf("%T", obj))
 	}
+	// The cache runs until ctx is done; if it fails, so does the Watcher.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	errs := make(chan error, 1)
-	go func() { errs <- c.Start(ctx) }()
+	go func() {
+		errs <- c.Start(ctx)
+		cancel()
+	}()
+	stop := func() error {
+		cancel()
+		if err := <-errs; err != nil {
+			return fmt.Errorf("running the cluster networks cache: %w", err)
+		}
+		return nil
+	}
 
 	if !w.waitSynced(ctx, synced, names) {
-		return <-errs
+		return stop()
 	}
 	last := time.Time{}
 	for {
 		if wait := time.Until(last.Add(w.opts.MinInterval)); wait > 0 {
 			select {
 			case <-ctx.Done():
-				return <-errs
+				return stop()
 			case <-time.After(wait):
 			}
 		}
@@ -179,7 +192,7 @@ func (w *Watcher) Start(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return <-errs
+			return stop()
 		case <-w.changed:
 		}
 	}
