@@ -33,7 +33,8 @@ const maxEgressAllowRanges = 64
 // the namespace's checkers are not probed until it is fixed (a probe with
 // less than the admin allowed would report a denial the admin did not mean).
 type EgressAllowanceError struct {
-	// Message says what is wrong, without the annotation's value.
+	// Message names the namespace and the annotation and says what is
+	// wrong (a cluster admin wrote the value, not a namespace editor).
 	Message string
 }
 
