@@ -2,9 +2,11 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -90,4 +92,45 @@ func TestNamespaceEgressAllowance(t *testing.T) {
 
 	got = waitReady(t, client.ObjectKeyFromObject(elsewhere), metav1.ConditionFalse, "EgressDenied", secretTimeout)
 	assert.Contains(t, ready(got).Message, "egress to 127.0.0.2 denied", "the other namespace was never allowed")
+}
+
+// TestEgressAllowanceOf: the annotation's ranges, bounded to 64.
+func TestEgressAllowanceOf(t *testing.T) {
+	ranges := func(n int) string {
+		parts := make([]string, n)
+		for i := range parts {
+			parts[i] = fmt.Sprintf("10.0.%d.0/24", i)
+		}
+		return strings.Join(parts, ",")
+	}
+	tests := map[string]struct {
+		annotations map[string]string
+		want        int    // ranges
+		wantErr     string // "" for none
+	}{
+		"no annotation":      {nil, 0, ""},
+		"ranges and addrs":   {map[string]string{controllers.EgressAllowAnnotation: " 10.0.0.0/8, 192.0.2.1 ,"}, 2, ""},
+		"empty":              {map[string]string{controllers.EgressAllowAnnotation: ""}, 0, ""},
+		"64 ranges":          {map[string]string{controllers.EgressAllowAnnotation: ranges(64)}, 64, ""},
+		"65 ranges":          {map[string]string{controllers.EgressAllowAnnotation: ranges(65)}, 0, "lists 65 ranges, more than 64"},
+		"not a range":        {map[string]string{controllers.EgressAllowAnnotation: "example.com"}, 0, `invalid address range "example.com"`},
+		"another annotation": {map[string]string{"other": "10.0.0.0/8"}, 0, ""},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", Annotations: tc.annotations}}
+			got, err := controllers.EgressAllowanceOf(ns)
+			if tc.wantErr != "" {
+				var allowanceErr *controllers.EgressAllowanceError
+				require.ErrorAs(t, err, &allowanceErr)
+				assert.Contains(t, err.Error(), tc.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Len(t, got, tc.want)
+		})
+	}
+	got, err := controllers.EgressAllowanceOf(nil)
+	assert.NoError(t, err)
+	assert.Nil(t, got)
 }
