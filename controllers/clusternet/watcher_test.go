@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/go-logr/logr/testr"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -235,4 +238,44 @@ func TestNotListed(t *testing.T) {
 	assert.Error(t, w.Listed(wait), "listed without RBAC")
 	assert.Equal(t, "cluster networks not listed yet (every address is denied until they are)", deniedBy(policy, "198.51.100.1"))
 	assert.Equal(t, "", deniedBy(policy, "192.0.2.1"), "the allowed ranges stay open")
+}
+
+// TestMinInterval: a burst of changes updates the policy at most once per
+// MinInterval, and the last update holds them all.
+func TestMinInterval(t *testing.T) {
+	c, err := client.New(cp.Config, client.Options{Scheme: scheme})
+	require.NoError(t, err)
+	var updates atomic.Int64
+	logger := funcr.New(func(_, args string) {
+		if strings.Contains(args, `"Cluster networks updated"`) {
+			updates.Add(1)
+		}
+	}, funcr.Options{Verbosity: 1})
+	policy := egress.NewPolicy(egress.Options{AwaitClusterNetworks: true})
+	const interval = time.Second
+	w, err := clusternet.New(clusternet.Options{Config: cp.Config, Scheme: scheme, Policy: policy, MinInterval: interval, Logger: logger})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Start(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-done) }()
+	listed, stop := context.WithTimeout(t.Context(), within)
+	defer stop()
+	require.NoError(t, w.Listed(listed))
+
+	start := time.Now()
+	const nodes = 20
+	for i := range nodes {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("burst-%d", i)}, Spec: corev1.NodeSpec{PodCIDRs: []string{fmt.Sprintf("10.99.%d.0/24", i)}}}
+		require.NoError(t, c.Create(t.Context(), node))
+		t.Cleanup(func() { _ = c.Delete(context.Background(), node) })
+	}
+	eventually(t, policy, fmt.Sprintf("10.99.%d.1", nodes-1), fmt.Sprintf("pod CIDR 10.99.%d.0/24 (node burst-%d)", nodes-1, nodes-1))
+	elapsed := time.Since(start)
+	for i := range nodes {
+		assert.Equal(t, fmt.Sprintf("pod CIDR 10.99.%d.0/24 (node burst-%d)", i, i), deniedBy(policy, fmt.Sprintf("10.99.%d.1", i)))
+	}
+	// The first listing, then at most one update per interval.
+	assert.LessOrEqual(t, updates.Load(), int64(elapsed/interval)+2, "%d updates in %s for %d changes", updates.Load(), elapsed, nodes)
+	t.Logf("%d updates in %s for %d changes", updates.Load(), elapsed, nodes)
 }
