@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
@@ -46,6 +47,13 @@ type CheckBuilder struct {
 
 // CheckFor is CheckFor with b's settings.
 func (b CheckBuilder) CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (scheduler.Check, error) {
+	return b.CheckForIn(nil, wc, secrets)
+}
+
+// CheckForIn is CheckFor for a checker of the Namespace ns (nil when
+// unknown): the target's EgressAllow is what ns's EgressAllowAnnotation
+// allows. An annotation that does not parse is an *EgressAllowanceError.
+func (b CheckBuilder) CheckForIn(ns *corev1.Namespace, wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (scheduler.Check, error) {
 	spec := wc.Spec
 	kind, err := kindOf(spec.Host)
 	if err != nil {
@@ -103,6 +111,9 @@ func (b CheckBuilder) CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets Secret
 	}
 	if spec.Proxy == nil && kind != probing.KindDNS {
 		target.Proxy = b.Proxy.For(url)
+	}
+	if target.EgressAllow, err = EgressAllowanceOf(ns); err != nil {
+		return scheduler.Check{}, err
 	}
 	return scheduler.Check{
 		Key:           types.NamespacedName{Namespace: wc.Namespace, Name: wc.Name},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
@@ -70,7 +71,14 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	if r.Secrets != nil {
 		secrets = SecretReader(ctx, r.Secrets, wc.Namespace, r.SecretSelector)
 	}
-	check, err := r.Checks.CheckFor(wc, secrets)
+	var ns *corev1.Namespace
+	if r.NamespaceEgress {
+		var err error
+		if ns, err = namespaceOf(ctx, r.Client, wc.Namespace); err != nil {
+			return plan{}, err
+		}
+	}
+	check, err := r.Checks.CheckForIn(ns, wc, secrets)
 	var thresholds Thresholds
 	if err == nil {
 		thresholds, err = ThresholdsFor(wc)
@@ -78,6 +86,7 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	var secretErr *SecretError
 	var readErr *secretReadError
 	var conditionErr *ConditionError
+	var allowanceErr *EgressAllowanceError
 	p := base
 	switch {
 	case err == nil:
@@ -88,6 +97,9 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 		// Not probed until the spec changes: say why, do not retry.
 		p.notProbed = &probing.Result{Reason: probing.ReasonInvalidCondition, Message: conditionErr.Message}
 		p.done = reconcile.TerminalError(err)
+	case errors.As(err, &allowanceErr):
+		// Not probed until the annotation (watched) is fixed.
+		p.notProbed = &probing.Result{Reason: probing.ReasonEgressDenied, Message: allowanceErr.Message}
 	case errors.As(err, &secretErr):
 		// Not probed until the Secret (watched) or the spec changes.
 		p.notProbed = &probing.Result{Reason: secretErr.Reason, Message: secretErr.Message}

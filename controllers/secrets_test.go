@@ -329,7 +329,7 @@ func TestEgressDenied(t *testing.T) {
 		wc := newChecker(ns, name, host, "/")
 		require.NoError(t, k8sClient.Create(context.Background(), wc))
 		got := waitReady(t, client.ObjectKeyFromObject(wc), metav1.ConditionFalse, "EgressDenied", secretTimeout)
-		assert.Contains(t, ready(got).Message, "egress to 127.0.0.2 denied by policy (in denied range 127.0.0.2/32)")
+		assert.Contains(t, ready(got).Message, "egress to 127.0.0.2 denied: denied range 127.0.0.2/32 (--deny-cidrs)")
 	}
 	assert.Zero(t, hits.Load(), "the denied server was reached")
 }

@@ -117,11 +117,18 @@ func startManager(ctx context.Context, cp *framework.ControlPlane, scheme *runti
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	deny, err := egress.ParseCIDRs(slices.Concat(egress.DefaultDenyCIDRs, []string{deniedAddr}))
+	// Loopback is denied by default: the tests' targets listen on
+	// 127.0.0.1 (round-robin.test also answers 127.0.0.3), allowed as
+	// --allow-cidrs would; deniedAddr stays denied.
+	deny, err := egress.ParseCIDRs([]string{deniedAddr})
 	if err != nil {
 		return nil, err
 	}
-	prober := probing.NewHTTPProber(probing.ProberOptions{DNSServer: dns.Addr(), Egress: egress.NewPolicy(egress.Options{Deny: deny})})
+	allow, err := egress.ParseCIDRs([]string{"127.0.0.1/32", "127.0.0.3/32", "::1/128"})
+	if err != nil {
+		return nil, err
+	}
+	prober := probing.NewHTTPProber(probing.ProberOptions{DNSServer: dns.Addr(), Egress: egress.NewPolicy(egress.Options{Deny: deny, Allow: allow})})
 	if err := setupReplica(mgr, replicaConfig{
 		shardID:       testShardID,
 		prober:        prober,
@@ -210,6 +217,7 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 		MetricLabels:      labels,
 		Ready:             ready,
 		NamespaceSelector: c.scope.NamespaceSelector,
+		NamespaceEgress:   true,
 		SecretSelector:    c.scope.SecretSelector,
 	}
 	if c.secretAccess {

@@ -123,6 +123,11 @@ type WebCheckerReconciler struct {
 	// those Namespaces (see WatchScope.ApplyTo). Checkers elsewhere are
 	// not probed and their status is left alone.
 	NamespaceSelector labels.Selector
+	// NamespaceEgress reads each checker's Namespace (from the cache) for
+	// its EgressAllowAnnotation and watches Namespaces, so that a change of
+	// the annotation reaches the checkers' targets at once. False gives no
+	// namespace an allowance.
+	NamespaceEgress bool
 	// SecretSelector is the label selector the manager's cache restricts
 	// Secrets to (see WatchScope), named when a Secret is not found.
 	SecretSelector labels.Selector
@@ -198,6 +203,7 @@ func (r *WebCheckerReconciler) now() time.Time {
 // +kubebuilder:rbac:groups=test.network.io,resources=webcheckers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+// Namespaces: --namespace-selector and the egress allowance annotation.
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
 // SetupWithManager registers the reconciler with mgr.
@@ -240,9 +246,15 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		b = b.WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Secret{},
 			handler.TypedEnqueueRequestsFromMapFunc(checkersUsingSecret(mgr.GetCache()))))
 	}
-	if r.NamespaceSelector != nil {
+	switch {
+	case r.NamespaceSelector != nil:
+		// Every change: labels move a namespace in or out of the
+		// selection, and its annotation may change its allowance.
 		b = b.WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Namespace{},
 			handler.TypedEnqueueRequestsFromMapFunc(checkersInNamespace(mgr.GetCache()))))
+	case r.NamespaceEgress:
+		b = b.WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Namespace{},
+			handler.TypedEnqueueRequestsFromMapFunc(checkersInNamespace(mgr.GetCache())), egressAllowanceChanged()))
 	}
 	return b.Complete(r)
 }

@@ -88,7 +88,8 @@ func TestManagerProcess(t *testing.T) {
 // generatedRBACUser creates the namespaces (when missing), applies the
 // generated RBAC rules (config/rbac) and binds them, and nothing else, to a
 // new user, whose kubeconfig it returns: the manager runs as that user to
-// prove the rules suffice. The Lease Role is bound in leaseNamespace.
+// prove the rules suffice. The Lease Role is bound in leaseNamespace, the
+// cluster networks' Role in default.
 func generatedRBACUser(t *testing.T, user string, namespaces ...string) string {
 	t.Helper()
 	root, err := framework.RepoRoot()
@@ -104,6 +105,8 @@ func generatedRBACUser(t *testing.T, user string, namespaces ...string) string {
 		[]string{"apply", "-f", filepath.Join(root, "config", "rbac", "role.yaml")},
 		[]string{"create", "clusterrolebinding", user, "--clusterrole=webchecker-manager", "--user=" + user},
 		[]string{"create", "rolebinding", user, "-n", leaseNamespace, "--role=webchecker-manager", "--user=" + user},
+		// The API server's EndpointSlices (the cluster networks).
+		[]string{"create", "rolebinding", user, "-n", "default", "--role=webchecker-manager", "--user=" + user},
 	)
 	for _, args := range steps {
 		_, err := cp.Kubectl("", args...)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -25,7 +24,6 @@ import (
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/e2e/framework"
-	"github.com/networkio/webchecker/probing/egress"
 	"github.com/networkio/webchecker/sharding/membership"
 	"github.com/networkio/webchecker/sharding/ring"
 )
@@ -84,7 +82,9 @@ func (e *quorumEnv) start(r quorumReplica) {
 		"--zap-log-level=" + cmp.Or(os.Getenv("WEBCHECKER_E2E_LOG_LEVEL"), "info"),
 	}
 	if r.deny {
-		args = append(args, "--deny-cidrs="+strings.Join(append(slices.Clone(egress.DefaultDenyCIDRs), quorumDeniedIP+"/32"), ","))
+		// After framework.LoopbackAllowance, which it narrows: loopback
+		// but 127.0.0.1 and ::1 is denied by default.
+		args = append(args, "--allow-cidrs=127.0.0.1/32,::1/128", "--deny-cidrs="+quorumDeniedIP+"/32")
 	}
 	m, err := framework.StartManager(e.ctx, framework.ManagerOptions{
 		Binary: managerPath, Kubeconfig: cp.KubeconfigPath, ShardID: r.id, DNSServer: dns.Addr(), Args: args,

@@ -6,6 +6,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/networkio/webchecker/probing/egress"
 )
 
 // keptAliveConnections is the TCP keep-alive period of the connections
@@ -15,7 +17,8 @@ const keptAliveConnections = 30 * time.Second
 
 // newDialer returns the dialer of every probe connection: names resolved
 // with opts.DNSServer (see NewResolver), and the egress policy checked on
-// the address of every connection attempt, after resolution. Its
+// the address of every connection attempt, after resolution, with the
+// allowance of the dial's context (see withEgressAllowance). Its
 // connections have no TCP keep-alive: a probe's connection lives for one
 // probe, shorter than any keep-alive period, and turning keep-alive on
 // costs four system calls per connection. withKeepAlive gives the dialer
@@ -26,9 +29,16 @@ func newDialer(opts ProberOptions) *net.Dialer {
 		Resolver:  NewResolver(opts.DNSServer), // nil means net.DefaultResolver
 	}
 	if opts.Egress != nil {
-		d.Control = opts.Egress.Control
+		d.ControlContext = opts.Egress.ControlContext
 	}
 	return d
+}
+
+// withEgressAllowance returns ctx carrying t's egress allowance
+// (Target.EgressAllow), which the dialer's policy reads at every
+// connection made with it.
+func withEgressAllowance(ctx context.Context, t Target) context.Context {
+	return egress.ContextWithAllowed(ctx, t.EgressAllow)
 }
 
 // dialTCP connects to addr (host:port) over TCP with d, restricted to the
@@ -52,6 +62,7 @@ func dialTCP(ctx context.Context, d *net.Dialer, family IPFamily, addr string) (
 // fails with ECONNREFUSED), and whether its reset shows at the connect or
 // at the first read or write is timing, so it shows at the read or write.
 func dialTarget(ctx context.Context, d *net.Dialer, t Target, addr string) (net.Conn, error) {
+	ctx = withEgressAllowance(ctx, t)
 	if t.Proxy != nil {
 		return dialThroughProxy(ctx, d, t.IPFamily, *t.Proxy, nil, addr)
 	}

@@ -173,7 +173,7 @@ func (p *DNSProber) dial(ctx context.Context, t Target, addr string) (net.Conn, 
 	case IPFamilyIPv6:
 		network = "udp6"
 	}
-	return p.dialer.DialContext(ctx, network, addr)
+	return p.dialer.DialContext(withEgressAllowance(ctx, t), network, addr)
 }
 
 // exchangeUDP sends q in one datagram and returns the first response with

@@ -624,7 +624,8 @@ func TestDNSProberEgressDenied(t *testing.T) {
 	zone := newZone(t)
 	_, port, _ := net.SplitHostPort(zone.Addr())
 	prober := newDNSProber(t, resolver, probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{
-		Deny: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+		Deny:  []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+		Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.3/32")},
 	})})
 
 	for _, server := range []string{zone.Addr(), "ns.test:" + port} {
@@ -633,7 +634,7 @@ func TestDNSProberEgressDenied(t *testing.T) {
 			res := prober.Probe(t.Context(), target)
 			assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "%s over %s: %+v", server, transport, res)
 			assert.Equal(t, `dns query "a.test." A to "dns://`+server+`": dial `+transport+" "+server+
-				": egress to 127.0.0.1 denied by policy (in denied range 127.0.0.1/32)", res.Message)
+				": egress to 127.0.0.1 denied: denied range 127.0.0.1/32 (--deny-cidrs)", res.Message)
 		}
 	}
 	assert.Zero(t, zone.Queries(), "a denied server was queried")

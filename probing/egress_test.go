@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -21,6 +20,10 @@ import (
 // deniedAddr is inside the loopback block, so that a test can listen on it,
 // and denied by the tests' policy: nothing here dials outside 127.0.0.0/8.
 const deniedAddr = "127.0.0.2"
+
+// loopbackOne allows 127.0.0.1 (and no other loopback address), which every
+// policy denies by default.
+var loopbackOne = []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}
 
 // startServerOn starts an httptest server listening on ip, counting its
 // requests.
@@ -43,10 +46,9 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 		"allowed.test": {net.IPv4(127, 0, 0, 1)},
 		"denied.test":  {net.ParseIP(deniedAddr)},
 	})
-	deny := slices.Concat(egress.DefaultDenyCIDRs, []string{deniedAddr + "/32"})
-	prefixes, err := egress.ParseCIDRs(deny)
+	prefixes, err := egress.ParseCIDRs([]string{deniedAddr + "/32"})
 	require.NoError(t, err)
-	prober := newProber(t, dns, probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{Deny: prefixes})})
+	prober := newProber(t, dns, probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{Deny: prefixes, Allow: loopbackOne})})
 
 	var deniedHits, allowedHits atomic.Int64
 	denied := startServerOn(t, deniedAddr, &deniedHits)
@@ -63,11 +65,11 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 	}{
 		"denied address": {
 			url:         denied.URL + "/",
-			wantContain: `Get "` + denied.URL + `/": dial tcp ` + deniedAddr + ":" + deniedPort + ": egress to 127.0.0.2 denied by policy (in denied range 127.0.0.2/32)",
+			wantContain: `Get "` + denied.URL + `/": dial tcp ` + deniedAddr + ":" + deniedPort + ": egress to 127.0.0.2 denied: denied range 127.0.0.2/32 (--deny-cidrs)",
 		},
 		"name resolving to a denied address": {
 			url:         "http://denied.test:" + deniedPort + "/",
-			wantContain: "egress to 127.0.0.2 denied by policy",
+			wantContain: "egress to 127.0.0.2 denied: denied range 127.0.0.2/32",
 		},
 		"redirect from an allowed to a denied address": {
 			url: redirector.URL + "/to/" + deniedAddr + ":" + deniedPort,
@@ -85,7 +87,7 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 			assert.False(t, res.Success)
 			assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "%+v", res)
 			assert.Contains(t, res.Message, tc.wantContain)
-			assert.Contains(t, res.Message, "denied by policy")
+			assert.Contains(t, res.Message, " denied: ")
 			again := prober.Probe(t.Context(), probing.Target{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
 			assert.True(t, res.SameOutcome(again), "stable message:\n%s\n%s", res.Message, again.Message)
 		})
@@ -109,5 +111,5 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 	assert.EqualValues(t, 1, deniedHits.Load())
 	res = holed.Probe(t.Context(), probing.Target{URL: allowed.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout})
 	assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "private networks denied: %+v", res)
-	assert.Contains(t, res.Message, "in denied range 127.0.0.0/8")
+	assert.Contains(t, res.Message, "egress to 127.0.0.1 denied: loopback (default)")
 }

@@ -409,9 +409,9 @@ func TestGRPCProberConnectionFailures(t *testing.T) {
 		"healthy.test": {net.IPv4(127, 0, 0, 1)},
 		"denied.test":  {net.ParseIP(deniedAddr)},
 	})
-	prefixes, err := egress.ParseCIDRs(slices.Concat(egress.DefaultDenyCIDRs, []string{deniedAddr + "/32"}))
+	prefixes, err := egress.ParseCIDRs([]string{deniedAddr + "/32"})
 	require.NoError(t, err)
-	prober := newKindProber(t, dns, probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{Deny: prefixes})})
+	prober := newKindProber(t, dns, probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{Deny: prefixes, Allow: loopbackOne})})
 	denied := startGRPC(t, grpcServerOptions{ip: deniedAddr})
 	allowed := startGRPC(t, grpcServerOptions{})
 	refused := closedPort(t)
@@ -440,7 +440,7 @@ func TestGRPCProberConnectionFailures(t *testing.T) {
 		"denied address": {
 			url:         "grpc://" + denied.addr,
 			wantReason:  probing.ReasonEgressDenied,
-			wantMessage: `health check of "grpc://` + denied.addr + `": dial tcp ` + denied.addr + `: egress to 127.0.0.2 denied by policy (in denied range 127.0.0.2/32)`,
+			wantMessage: `health check of "grpc://` + denied.addr + `": dial tcp ` + denied.addr + `: egress to 127.0.0.2 denied: denied range 127.0.0.2/32 (--deny-cidrs)`,
 		},
 		"name resolving to a denied address": {
 			url:        "grpcs://denied.test:" + denied.port,

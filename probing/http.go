@@ -220,7 +220,7 @@ func (p *HTTPProber) probe(ctx context.Context, t Target, pc *probeContext, star
 
 	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
-	req, err := p.newRequest(context.WithValue(probeCtx, probeContextKey{}, pc), t, u, pc)
+	req, err := p.newRequest(context.WithValue(withEgressAllowance(probeCtx, t), probeContextKey{}, pc), t, u, pc)
 	if err != nil { // already validated; kept so that Probe cannot panic
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -53,12 +54,12 @@ func roundTrip(t *testing.T, c net.Conn, msg string) string {
 	return string(got)
 }
 
-// testEgress denies 127.0.0.2 (and the default ranges, but for loopback).
+// testEgress denies 127.0.0.2 (and the default ranges, but for 127.0.0.1).
 func testEgress(t *testing.T) *egress.Policy {
 	t.Helper()
 	prefixes, err := egress.ParseCIDRs([]string{"127.0.0.2/32"})
 	require.NoError(t, err)
-	return egress.NewPolicy(egress.Options{Deny: prefixes})
+	return egress.NewPolicy(egress.Options{Deny: prefixes, Allow: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 }
 
 func TestDialTargetThroughProxy(t *testing.T) {
@@ -146,7 +147,7 @@ func TestDialTargetProxyEgress(t *testing.T) {
 	_, err := dialTarget(t.Context(), d, Target{Proxy: &Proxy{URL: deniedProxy.URL()}}, allowedTarget)
 	require.Error(t, err)
 	assert.Equal(t, ReasonEgressDenied, classify(err))
-	assert.Equal(t, fmt.Sprintf("proxy %q unreachable: dial tcp %s: egress to 127.0.0.2 denied by policy (in denied range 127.0.0.2/32)",
+	assert.Equal(t, fmt.Sprintf("proxy %q unreachable: dial tcp %s: egress to 127.0.0.2 denied: denied range 127.0.0.2/32 (--deny-cidrs)",
 		deniedProxy.URL(), deniedProxy.Addr()), err.Error())
 	assert.Zero(t, deniedProxy.Requests())
 

@@ -200,7 +200,7 @@ func TestProxyEgressPolicy(t *testing.T) {
 	dns := newDNS(t)
 	prefixes, err := egress.ParseCIDRs([]string{deniedAddr + "/32"})
 	require.NoError(t, err)
-	prober := newKindProber(t, dns, probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{Deny: prefixes})})
+	prober := newKindProber(t, dns, probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{Deny: prefixes, Allow: loopbackOne})})
 	allowedServers := startProxyServers(t, "127.0.0.1")
 	deniedServers := startProxyServers(t, deniedAddr)
 	allowedProxy := probetest.NewTestProxy(t, probetest.ProxyOptions{})
@@ -211,7 +211,7 @@ func TestProxyEgressPolicy(t *testing.T) {
 			target := allowedServers.target(url, &probing.Proxy{URL: deniedProxy.URL()})
 			res := prober.Probe(t.Context(), target)
 			assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "%+v", res)
-			assert.Equal(t, fmt.Sprintf("Get %q: proxy %q unreachable: dial tcp %s: egress to %s denied by policy (in denied range %s/32)",
+			assert.Equal(t, fmt.Sprintf("Get %q: proxy %q unreachable: dial tcp %s: egress to %s denied: denied range %s/32 (--deny-cidrs)",
 				url, deniedProxy.URL(), deniedProxy.Addr(), deniedAddr, deniedAddr), res.Message)
 			// Directly, the target is allowed.
 			target.Proxy = nil

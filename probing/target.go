@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"slices"
@@ -81,6 +82,12 @@ type Target struct {
 	// Proxy, when set, is the HTTP proxy every connection of the probe goes
 	// through.
 	Proxy *Proxy
+	// EgressAllow lists ranges the egress policy allows for this target's
+	// connections besides its own allowed ones (the allowance a cluster
+	// admin gave the checker's namespace). It is judged at dial time, as
+	// the policy is; targets with different allowances never share a
+	// connection.
+	EgressAllow []netip.Prefix
 }
 
 // methods are the HTTP methods a Target may use, expectedMethods the same
@@ -319,7 +326,8 @@ func (t Target) Equal(o Target) bool {
 		equalPtr(t.BasicAuth, o.BasicAuth) && t.BearerToken == o.BearerToken && t.TLS.equal(o.TLS) &&
 		t.CertExpiryWarning == o.CertExpiryWarning && t.IPFamily == o.IPFamily &&
 		t.ReuseConnections == o.ReuseConnections && t.TCP.equal(o.TCP) && t.GRPC == o.GRPC &&
-		t.DNS.equal(o.DNS) && judgeSource(t.Judge) == judgeSource(o.Judge) && equalPtr(t.Proxy, o.Proxy)
+		t.DNS.equal(o.DNS) && judgeSource(t.Judge) == judgeSource(o.Judge) && equalPtr(t.Proxy, o.Proxy) &&
+		slices.Equal(t.EgressAllow, o.EgressAllow)
 }
 
 func (m *BodyMatch) equal(o *BodyMatch) bool {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"regexp"
-	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -277,9 +276,9 @@ func TestTCPProberCancelled(t *testing.T) {
 func TestTCPProberEgressDenied(t *testing.T) {
 	t.Parallel()
 	dns := probetest.NewTestDNSServer(t, map[string][]net.IP{"denied.test": {net.ParseIP(deniedAddr)}})
-	prefixes, err := egress.ParseCIDRs(slices.Concat(egress.DefaultDenyCIDRs, []string{deniedAddr + "/32"}))
+	prefixes, err := egress.ParseCIDRs([]string{deniedAddr + "/32"})
 	require.NoError(t, err)
-	prober := newKindTestProber(t, dns, probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{Deny: prefixes})})
+	prober := newKindTestProber(t, dns, probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{Deny: prefixes, Allow: loopbackOne})})
 	srv := probetest.NewTestBannerServer(t, probetest.BannerOptions{IP: deniedAddr, Banner: "220 ready\r\n"})
 	addr := net.JoinHostPort(deniedAddr, srv.Port())
 
@@ -287,17 +286,17 @@ func TestTCPProberEgressDenied(t *testing.T) {
 		"by address": {
 			target:      probing.Target{URL: "tcp://" + addr, TCP: expectReply("", `^220`, 64)},
 			wantReason:  probing.ReasonEgressDenied,
-			wantMessage: `connect "tcp://` + addr + `": dial tcp ` + addr + `: egress to 127.0.0.2 denied by policy (in denied range 127.0.0.2/32)`,
+			wantMessage: `connect "tcp://` + addr + `": dial tcp ` + addr + `: egress to 127.0.0.2 denied: denied range 127.0.0.2/32 (--deny-cidrs)`,
 		},
 		"by name": {
 			target:      probing.Target{URL: tcpURL("tcp", "denied.test", srv)},
 			wantReason:  probing.ReasonEgressDenied,
-			wantMessage: `connect "tcp://denied.test:` + srv.Port() + `": dial tcp denied.test:` + srv.Port() + `: egress to 127.0.0.2 denied by policy (in denied range 127.0.0.2/32)`,
+			wantMessage: `connect "tcp://denied.test:` + srv.Port() + `": dial tcp denied.test:` + srv.Port() + `: egress to 127.0.0.2 denied: denied range 127.0.0.2/32 (--deny-cidrs)`,
 		},
 		"tls by name": {
 			target:      probing.Target{URL: tcpURL("tls", "denied.test", srv)},
 			wantReason:  probing.ReasonEgressDenied,
-			wantContain: `connect "tls://denied.test:` + srv.Port() + `": dial tcp denied.test:` + srv.Port() + `: egress to 127.0.0.2 denied by policy`,
+			wantContain: `connect "tls://denied.test:` + srv.Port() + `": dial tcp denied.test:` + srv.Port() + `: egress to 127.0.0.2 denied: `,
 		},
 	})
 	t.Cleanup(func() { assert.Zero(t, srv.Accepted(), "a denied server was reached") })

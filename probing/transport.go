@@ -3,6 +3,7 @@ package probing
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptrace"
@@ -25,6 +26,9 @@ type transportKey struct {
 	reuseConnections   bool
 	proxyURL           string
 	proxyCredentials   [sha256.Size]byte
+	// egressAllow is the target's EgressAllow: a connection dialled with
+	// one namespace's allowance is not reused for another's probes.
+	egressAllow string
 }
 
 func keyOf(t Target) transportKey {
@@ -35,6 +39,9 @@ func keyOf(t Target) transportKey {
 		minVersion:         t.TLS.MinVersion,
 		family:             t.IPFamily,
 		reuseConnections:   t.ReuseConnections,
+	}
+	if len(t.EgressAllow) > 0 {
+		k.egressAllow = fmt.Sprint(t.EgressAllow)
 	}
 	if t.Proxy != nil {
 		k.proxyURL, k.proxyCredentials = t.Proxy.URL, proxyCredentialsHash(*t.Proxy)

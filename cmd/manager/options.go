@@ -67,6 +67,9 @@ type options struct {
 	denyCIDRs           string
 	allowCIDRs          string
 	denyPrivateNetworks bool
+	// denyClusterNetworks watches the cluster's own networks and denies
+	// them (see clusternet).
+	denyClusterNetworks bool
 
 	watchNamespaces   string
 	namespaceSelector string
@@ -111,7 +114,7 @@ func defaultOptions() options {
 		leaseRenewInterval:      membership.DefaultRenewInterval,
 		virtualNodes:            ring.DefaultVirtualNodes,
 		secretAccess:            true,
-		denyCIDRs:               strings.Join(egress.DefaultDenyCIDRs, ","),
+		denyClusterNetworks:     true,
 	}
 }
 
@@ -153,13 +156,14 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.DurationVar(&o.leaseRenewInterval, "lease-renew-interval", o.leaseRenewInterval, "How often a replica renews its Lease.")
 	fs.IntVar(&o.virtualNodes, "virtual-nodes", o.virtualNodes, "Tokens per replica on the consistent-hash ring; all replicas must use the same value.")
 	fs.BoolVar(&o.secretAccess, "secret-access", o.secretAccess, "Let checkers read header values, credentials and CA bundles from Secrets in their own namespace. When false no Secret is read or watched (the secrets RBAC rule can be dropped) and checkers that refer to one report SecretAccessDisabled.")
-	fs.StringVar(&o.denyCIDRs, "deny-cidrs", o.denyCIDRs, "Comma-separated address ranges probes must never connect to, checked on the resolved address of every connection (redirects included). Empty denies nothing.")
-	fs.StringVar(&o.allowCIDRs, "allow-cidrs", o.allowCIDRs, "Comma-separated address ranges probes may connect to even inside a denied range (--deny-cidrs, --deny-private-networks).")
+	fs.StringVar(&o.denyCIDRs, "deny-cidrs", o.denyCIDRs, "Comma-separated address ranges probes must never connect to, besides the defaults (unspecified, loopback, link-local and the clouds' metadata addresses, always denied), checked on the resolved address of every connection (redirects included).")
+	fs.StringVar(&o.allowCIDRs, "allow-cidrs", o.allowCIDRs, "Comma-separated address ranges probes may connect to even inside a denied range: the defaults, --deny-cidrs, --deny-private-networks and the cluster's networks. A namespace's annotation "+controllers.EgressAllowAnnotation+" (set by cluster admins) allows its checkers more.")
+	fs.BoolVar(&o.denyClusterNetworks, "deny-cluster-networks", o.denyClusterNetworks, "Deny the cluster's own networks, kept current from watches: its Service CIDRs (ServiceCIDR objects), the API server's endpoints (EndpointSlices of Service default/kubernetes) and every Node's addresses and pod CIDRs. Needs list/watch on servicecidrs, nodes and (in namespace default) endpointslices. Until they are first listed, every address outside --allow-cidrs is denied.")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", o.watchNamespaces, "Comma-separated namespaces whose WebCheckers (and Secrets) are watched and served; empty means all.")
 	fs.StringVar(&o.namespaceSelector, "namespace-selector", o.namespaceSelector, "Label selector (such as team=platform) of the namespaces whose WebCheckers are served; empty means all. Needs list/watch on namespaces.")
 	fs.StringVar(&o.secretSelector, "secret-selector", o.secretSelector, "Label selector of the Secrets checkers may use; only those are cached. Empty means all Secrets (in the watched namespaces).")
 	fs.StringVar(&o.metricLabelsAllowlist, "metric-labels-allowlist", o.metricLabelsAllowlist, "Comma-separated WebChecker label names (such as team,severity) copied onto every per-checker metric as label_<name>, with characters outside [a-zA-Z0-9_] replaced by _ (as kube-state-metrics does); a checker without the label gets it empty. Empty copies none.")
-	fs.BoolVar(&o.denyPrivateNetworks, "deny-private-networks", o.denyPrivateNetworks, "Also deny loopback, RFC 1918 private, carrier-grade NAT, IPv6 unique local and unspecified addresses.")
+	fs.BoolVar(&o.denyPrivateNetworks, "deny-private-networks", o.denyPrivateNetworks, "Also deny every range of the IANA IPv4 and IPv6 special-purpose address registries (RFC 1918 private, carrier-grade NAT, benchmarking, documentation, reserved 240.0.0.0/4, IPv6 unique local, ...) and multicast. The IPv4 address inside a NAT64, 6to4, Teredo or IPv4-compatible address is judged as that address.")
 }
 
 // replicaOptions are the settings of the replica that run wires, given by
@@ -269,7 +273,9 @@ func (o options) egressPolicy() (*egress.Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--allow-cidrs: %w", err)
 	}
-	return egress.NewPolicy(egress.Options{Deny: deny, Allow: allow, DenyPrivate: o.denyPrivateNetworks}), nil
+	return egress.NewPolicy(egress.Options{
+		Deny: deny, Allow: allow, DenyPrivate: o.denyPrivateNetworks, AwaitClusterNetworks: o.denyClusterNetworks,
+	}), nil
 }
 
 // safetyMargin is how long before its Lease could expire in the eyes of the

@@ -17,6 +17,7 @@ import (
 
 	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/controllers/metrics"
+	"github.com/networkio/webchecker/probing/egress"
 )
 
 func TestOptionsFromFlags(t *testing.T) {
@@ -39,7 +40,8 @@ func TestOptionsFromFlags(t *testing.T) {
 
 	policy, err := opts.egressPolicy()
 	require.NoError(t, err)
-	for addr, denied := range map[string]bool{"169.254.169.254": true, "169.254.170.2": false, "fd00:ec2::254": true, "10.0.0.1": true, "192.0.2.1": false} {
+	policy.SetClusterNetworks(nil) // listed: none
+	for addr, denied := range map[string]bool{"169.254.169.254": true, "169.254.170.2": false, "fd00:ec2::254": true, "10.0.0.1": true, "192.0.2.1": true, "8.8.8.8": false} {
 		assert.Equal(t, denied, policy.Check(netip.MustParseAddr(addr)) != nil, addr)
 	}
 }
@@ -117,16 +119,38 @@ func TestMetricLabelsFromFlags(t *testing.T) {
 }
 
 func TestEgressDefaults(t *testing.T) {
-	policy, err := defaultOptions().egressPolicy()
-	require.NoError(t, err)
-	for addr, denied := range map[string]bool{"169.254.169.254": true, "fe80::1": true, "fd00:ec2::254": true, "127.0.0.1": false, "10.0.0.1": false} {
-		assert.Equal(t, denied, policy.Check(netip.MustParseAddr(addr)) != nil, addr)
+	parse := func(t *testing.T, args ...string) *egress.Policy {
+		t.Helper()
+		opts := defaultOptions()
+		fs := flag.NewFlagSet("manager", flag.ContinueOnError)
+		opts.bindFlags(fs)
+		require.NoError(t, fs.Parse(args))
+		policy, err := opts.egressPolicy()
+		require.NoError(t, err)
+		return policy
 	}
-	opts := defaultOptions()
-	opts.denyCIDRs = ""
-	policy, err = opts.egressPolicy()
-	require.NoError(t, err)
-	assert.NoError(t, policy.Check(netip.MustParseAddr("169.254.169.254")), "an empty --deny-cidrs denies nothing")
+	denied := func(p *egress.Policy, addr string) bool { return p.Check(netip.MustParseAddr(addr)) != nil }
+
+	// By default the cluster networks are awaited: nothing outside
+	// --allow-cidrs until they are listed.
+	policy := parse(t)
+	assert.True(t, denied(policy, "8.8.8.8"), "before the cluster networks are listed")
+	policy.SetClusterNetworks(nil)
+	for addr, want := range map[string]bool{
+		"169.254.169.254": true, "fe80::1": true, "fd00:ec2::254": true, "fd20:ce::254": true, "100.100.100.200": true,
+		"127.0.0.1": true, "::1": true, "0.0.0.0": true, "::": true, "10.0.0.1": false, "8.8.8.8": false,
+	} {
+		assert.Equal(t, want, denied(policy, addr), addr)
+	}
+
+	// --deny-cidrs adds to the defaults, --allow-cidrs opens them, and the
+	// last --allow-cidrs wins (the e2e tests' override).
+	policy = parse(t, "--deny-cidrs=10.0.0.0/8", "--allow-cidrs=127.0.0.0/8,::1/128", "--deny-cluster-networks=false")
+	for addr, want := range map[string]bool{"127.0.0.1": false, "::1": false, "10.0.0.1": true, "169.254.169.254": true, "8.8.8.8": false} {
+		assert.Equal(t, want, denied(policy, addr), addr)
+	}
+	policy = parse(t, "--allow-cidrs=127.0.0.0/8,::1/128", "--allow-cidrs=", "--deny-cluster-networks=false")
+	assert.True(t, denied(policy, "127.0.0.1"), "the last --allow-cidrs wins")
 }
 
 func TestOptionsValidate(t *testing.T) {

@@ -88,6 +88,10 @@ type replicaOptions struct {
 	// proxy); the zero value compiles conditions on every reconcile and
 	// uses no proxy.
 	checks controllers.CheckBuilder
+	// networksListed, when set, blocks until the egress policy has the
+	// cluster's networks (clusternet.Watcher.Listed): the replica waits
+	// for it, at most joinWaitLimit, before joining the ring.
+	networksListed func(ctx context.Context) error
 }
 
 // replica is what setupReplica wired into the manager.
@@ -216,6 +220,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		Metrics:           r.metrics,
 		Ready:             ready,
 		NamespaceSelector: opts.scope.NamespaceSelector,
+		NamespaceEgress:   true,
 		SecretSelector:    opts.scope.SecretSelector,
 		Checks:            opts.checks,
 		Limits:            opts.limits,
@@ -312,6 +317,7 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, loaded *controllers.
 			if err := loaded.Wait(ctx, checkerNames(keys), joinWaitLimit); err != nil {
 				return err
 			}
+			waitNetworksListed(ctx, opts)
 			// Every checker scheduled comes to its first turn within the
 			// initial jitter, skipped (not owned yet): then all are on
 			// their grid, and none is probed at once as new when this
@@ -354,6 +360,22 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, loaded *controllers.
 		}
 	}
 	return heartbeat, assigner, nil
+}
+
+// waitNetworksListed waits, at most joinWaitLimit, until the egress policy
+// has the cluster's networks: a replica that joined before would deny
+// every probe of its share ("cluster networks not listed yet"). One that
+// cannot list them (RBAC, API server down) joins anyway, and its checkers
+// say so.
+func waitNetworksListed(ctx context.Context, opts replicaOptions) {
+	if opts.networksListed == nil {
+		return
+	}
+	wait, cancel := context.WithTimeout(ctx, joinWaitLimit)
+	defer cancel()
+	if err := opts.networksListed(wait); err != nil && ctx.Err() == nil {
+		opts.logger.Error(err, "Joining the ring before the cluster networks are listed: probes are denied every address outside the allowed ranges until they are")
+	}
 }
 
 // checkerKeys returns a function listing every WebChecker in reader (the

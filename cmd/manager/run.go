@@ -12,6 +12,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/clusternet"
 	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/controllers/metrics/scrapeauth"
 )
@@ -58,6 +59,19 @@ func run(ctx context.Context, opts options) error {
 		return fmt.Errorf("creating manager: %w", err)
 	}
 	replicaOpts := opts.replicaOptions(policy, scope)
+	if opts.denyClusterNetworks {
+		networks, err := clusternet.New(clusternet.Options{
+			Config: mgr.GetConfig(), HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(),
+			Policy: policy, Logger: ctrl.Log.WithName("clusternet"),
+		})
+		if err != nil {
+			return err
+		}
+		if err := mgr.Add(networks); err != nil {
+			return fmt.Errorf("adding the cluster networks watcher: %w", err)
+		}
+		replicaOpts.networksListed = networks.Listed
+	}
 	replicaOpts.metricLabels = metricLabels
 	replicaOpts.checks = controllers.CheckBuilder{Judges: controllers.NewJudgeCache(), Proxy: proxy}
 	replicaOpts.buildInfo = metrics.ReadBuildInfo(version, revision)
@@ -75,7 +89,7 @@ func run(ctx context.Context, opts options) error {
 	log.Info("Starting manager", "shardID", opts.shardID, "metricsSecure", opts.metricsSecure, "probeWorkers", opts.probeWorkers, "reconcileWorkers", opts.reconcileWorkers, "namespaceLimits", replicaOpts.limits.String(),
 		"kubeAPIQPS", opts.kubeAPIQPS, "kubeAPIBurst", opts.kubeAPIBurst, "dnsServer", opts.dnsServer,
 		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration,
-		"secretAccess", opts.secretAccess, "metricLabels", metricLabels.LabelNames(), "version", replicaOpts.buildInfo.Version, "revision", replicaOpts.buildInfo.Revision, "egressPolicy", policy.String(), "proxy", proxy.String(), "scope", scope.String())
+		"secretAccess", opts.secretAccess, "metricLabels", metricLabels.LabelNames(), "version", replicaOpts.buildInfo.Version, "revision", replicaOpts.buildInfo.Revision, "egressPolicy", policy.String(), "denyClusterNetworks", opts.denyClusterNetworks, "proxy", proxy.String(), "scope", scope.String())
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}

@@ -321,7 +321,13 @@ func runChartManagers(t *testing.T, cluster *framework.ControlPlane, deployment 
 		{"", "delete webchecker local -n " + checkers + " --dry-run=server"},
 		{"", "get configmaps -n " + checkers},
 		{"", "get pods -n " + ns},
-		{"", "get namespaces"},
+		// Namespaces are read (the egress allowance annotation), never
+		// written: the manager cannot give itself an allowance.
+		{"", "annotate namespace " + checkers + " webchecker.test.network.io/egress-allow-cidrs=0.0.0.0/0 --dry-run=server"},
+		// The cluster's networks are listed, nothing more about them.
+		{"", "get endpointslices -n " + checkers},
+		{"", "get node intruder"},
+		{"", "delete servicecidr kubernetes --dry-run=server"},
 	})
 
 	// Secure metrics: TLS, and only for a bearer token that may GET /metrics.

@@ -32,6 +32,7 @@ var chartAllFeatures = map[string]any{
 	"metrics": map[string]any{"enabled": true, "secure": true},
 	"secrets": map[string]any{"access": true},
 	"watch":   map[string]any{"namespaceSelector": "team=platform"},
+	"egress":  map[string]any{"denyClusterNetworks": true},
 }
 
 // TestChartLintStrict lints the chart as `helm lint --strict` does, with
@@ -61,7 +62,9 @@ func TestChartDefaults(t *testing.T) {
 		"CustomResourceDefinition/webcheckers.test.network.io",
 		"Deployment/webchecker",
 		"PodDisruptionBudget/webchecker",
+		"Role/webchecker-cluster-networks",
 		"Role/webchecker-manager",
+		"RoleBinding/webchecker-cluster-networks",
 		"RoleBinding/webchecker-manager",
 		"Service/webchecker-metrics",
 		"ServiceAccount/webchecker",
@@ -87,6 +90,7 @@ func TestChartDefaults(t *testing.T) {
 		"--virtual-nodes=100",
 		"--probe-workers=64",
 		"--secret-access=true",
+		"--deny-cluster-networks=true",
 		"--metrics-bind-address=:8443",
 		"--metrics-secure=true",
 		"--health-probe-bind-address=:8081",
@@ -155,7 +159,19 @@ func TestChartDefaults(t *testing.T) {
 	rules := ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules)
 	assert.Subset(t, rules, []string{"/secrets:get", "/secrets:list", "/secrets:watch"}, "Secret access is on by default, read-only")
 	assert.NotContains(t, rules, "/secrets:create")
-	assert.NotContains(t, rules, "/namespaces:list", "namespaces are needed only with a namespace selector")
+	assert.Subset(t, rules, []string{"/namespaces:get", "/namespaces:list", "/namespaces:watch"}, "the egress allowance annotation is read from the Namespaces")
+	assert.NotContains(t, rules, "/namespaces:update")
+	assert.NotContains(t, rules, "/namespaces:patch", "the manager can never give itself an egress allowance")
+	assert.Subset(t, rules, []string{"/nodes:list", "/nodes:watch", "networking.k8s.io/servicecidrs:list", "networking.k8s.io/servicecidrs:watch"},
+		"the cluster's networks are denied by default")
+	assert.NotContains(t, rules, "discovery.k8s.io/endpointslices:list", "EndpointSlices in namespace default only")
+	networks := renderedAs[rbacv1.Role](t, r, "Role", "webchecker-cluster-networks")
+	assert.Equal(t, "default", networks.Namespace, "the API server's EndpointSlices are in default")
+	assert.Equal(t, []string{"discovery.k8s.io/endpointslices:list", "discovery.k8s.io/endpointslices:watch"}, ruleSet(networks.Rules))
+	networksBinding := renderedAs[rbacv1.RoleBinding](t, r, "RoleBinding", "webchecker-cluster-networks")
+	assert.Equal(t, "default", networksBinding.Namespace)
+	assert.Equal(t, binding.Subjects, networksBinding.Subjects)
+	assert.Equal(t, "webchecker-cluster-networks", networksBinding.RoleRef.Name)
 }
 
 func TestChartValues(t *testing.T) {
@@ -385,7 +401,20 @@ func TestChartValues(t *testing.T) {
 				args := managerContainer(t, r).Args
 				assert.Contains(t, args, "--watch-namespaces=shop")
 				assert.Empty(t, flagsNamed(args, "--namespace-selector"))
-				assert.NotContains(t, ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules), "/namespaces:list")
+				assert.Contains(t, ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules), "/namespaces:list",
+					"the egress allowance annotation is read without a selector too")
+			},
+		},
+		"no cluster networks": {
+			values: map[string]any{"egress": map[string]any{"denyClusterNetworks": false}},
+			check: func(t *testing.T, r rendered) {
+				assert.Equal(t, []string{"--deny-cluster-networks=false"}, flagsNamed(managerContainer(t, r).Args, "--deny-cluster-networks"))
+				rules := ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules)
+				for _, rule := range rules {
+					assert.NotRegexp(t, "nodes|servicecidrs|endpointslices", rule)
+				}
+				assert.Nil(t, r.find("Role", "webchecker-cluster-networks"))
+				assert.Nil(t, r.find("RoleBinding", "webchecker-cluster-networks"))
 			},
 		},
 		"Secrets readable only in the watched namespaces": {
@@ -665,8 +694,11 @@ func TestChartRBACIsGenerated(t *testing.T) {
 	r := renderChart(t, chartAllFeatures)
 	assert.ElementsMatch(t, want["ClusterRole"], ruleSet(renderedAs[rbacv1.ClusterRole](t, r, "ClusterRole", "webchecker-manager").Rules),
 		"the chart's ClusterRole differs from config/rbac/role.yaml")
-	assert.ElementsMatch(t, want["Role"], ruleSet(renderedAs[rbacv1.Role](t, r, "Role", "webchecker-manager").Rules),
-		"the chart's Role differs from config/rbac/role.yaml")
+	// The generated Roles (Leases, and the API server's EndpointSlices in
+	// default) are two Roles of the chart.
+	roles := slices.Concat(ruleSet(renderedAs[rbacv1.Role](t, r, "Role", "webchecker-manager").Rules),
+		ruleSet(renderedAs[rbacv1.Role](t, r, "Role", "webchecker-cluster-networks").Rules))
+	assert.ElementsMatch(t, want["Role"], roles, "the chart's Roles differ from config/rbac/role.yaml")
 }
 
 // TestChartAggregatedRolesMatchConfig fails when the chart's ClusterRoles

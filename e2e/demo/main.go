@@ -30,13 +30,10 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/networkio/webchecker/e2e/framework"
-	"github.com/networkio/webchecker/probing/egress"
 	"github.com/networkio/webchecker/probing/probetest"
 )
 
@@ -184,7 +181,9 @@ func startReplicas(ctx context.Context, binDir, kubeconfig, dnsAddr string, n in
 	for i := range n {
 		args := []string{"--zone=zone-" + string(rune('a'+i%3))}
 		if i == 2 {
-			args = append(args, "--deny-cidrs="+strings.Join(append(slices.Clone(egress.DefaultDenyCIDRs), deniedIP+"/32"), ","))
+			// After framework.LoopbackAllowance, which it narrows: loopback
+			// but 127.0.0.1 and ::1 is denied by default.
+			args = append(args, "--allow-cidrs=127.0.0.1/32,::1/128", "--deny-cidrs="+deniedIP+"/32")
 		}
 		mgr, err := framework.StartManager(ctx, framework.ManagerOptions{
 			Binary:     filepath.Join(binDir, "manager"),

@@ -33,6 +33,10 @@ func ManagerBinary(dir string) (string, error) {
 	return bin, nil
 }
 
+// LoopbackAllowance is the flag every manager the tests start gets: the
+// tests' targets listen on loopback, which the manager denies by default.
+const LoopbackAllowance = "--allow-cidrs=127.0.0.0/8,::1/128"
+
 // ManagerOptions configure one manager process.
 type ManagerOptions struct {
 	// Binary is the manager executable.
@@ -44,7 +48,9 @@ type ManagerOptions struct {
 	// DNSServer is its --dns-server; tests must always set it to a
 	// loopback resolver.
 	DNSServer string
-	// Args are further flags.
+	// Args are further flags, after the defaults (LoopbackAllowance
+	// among them): the last value of a flag wins, so a test overrides a
+	// default by passing the flag again (--allow-cidrs= denies loopback).
 	Args []string
 	// Output receives the process's stdout and stderr in addition to the
 	// in-memory log (nil: only the log).
@@ -80,6 +86,7 @@ func StartManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
 		"--dns-server=" + opts.DNSServer,
 		"--health-probe-bind-address=" + health,
 		"--metrics-bind-address=" + metrics,
+		LoopbackAllowance,
 	}, opts.Args...)
 	p, err := startProcess("manager "+opts.ShardID, opts.Binary, args, opts.Output)
 	if err != nil {

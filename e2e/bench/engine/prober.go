@@ -17,17 +17,20 @@ import (
 )
 
 // newManagerProber builds the HTTP prober as cmd/manager builds it with its
-// default flags (options.go, replicaOptions and egressPolicy): no
+// default flags (options.go, replicaOptions and egressPolicy) and the
+// loopback allowance the benchmark's targets need
+// (--allow-cidrs=127.0.0.0/8,::1/128, as framework.LoopbackAllowance): no
 // --dns-server (the targets are IP literals, nothing is resolved), the
-// default --deny-cidrs, which allow loopback, and the manager's User-Agent.
+// default deny list, and the manager's User-Agent. The cluster's networks
+// are not watched here (none are denied).
 func newManagerProber() (*probing.HTTPProber, error) {
-	deny, err := egress.ParseCIDRs(egress.DefaultDenyCIDRs)
+	allow, err := egress.ParseCIDRs([]string{"127.0.0.0/8", "::1/128"})
 	if err != nil {
-		return nil, fmt.Errorf("parsing the default deny CIDRs: %w", err)
+		return nil, fmt.Errorf("parsing the loopback allowance: %w", err)
 	}
 	return probing.NewHTTPProber(probing.ProberOptions{
 		UserAgent: "webchecker (shard bench)",
-		Egress:    egress.NewPolicy(egress.Options{Deny: deny}),
+		Egress:    egress.NewPolicy(egress.Options{Allow: allow}),
 	}), nil
 }
 
