@@ -1,13 +1,11 @@
 package framework
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
-	"sync"
 	"syscall"
 	"time"
 )
@@ -18,7 +16,7 @@ type process struct {
 	cmd  *exec.Cmd
 	done chan struct{}
 	err  error
-	log  lockedBuffer
+	log  LockedBuffer
 }
 
 // startProcess starts binary with args. Its output goes to an in-memory log
@@ -88,21 +86,4 @@ func (p *process) Log() string { return p.log.String() }
 // exitedError describes the exit of a process that should still run.
 func (p *process) exitedError() error {
 	return fmt.Errorf("%s exited: %v\n%s", p.name, p.err, p.Log())
-}
-
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

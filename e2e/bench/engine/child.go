@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -12,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/networkio/webchecker/e2e/bench/procstat"
+	"github.com/networkio/webchecker/e2e/framework"
 )
 
 // child is a process the bench started. It cannot outlive the bench: the
@@ -22,7 +22,7 @@ type child struct {
 	cmd  *exec.Cmd
 	// out collects what the child printed, for error messages and for
 	// parsing (wrk's report).
-	out lockedBuffer
+	out framework.LockedBuffer
 
 	waitOnce sync.Once
 	err      error
@@ -108,24 +108,6 @@ func waitExitedNoReap(pid int) error {
 			return fmt.Errorf("waitid: %w", errno)
 		}
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe for a writer and readers at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // waitUntil calls ready every 20ms until it returns nil or within has

@@ -1,0 +1,71 @@
+package scheduler
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/networkio/webchecker/probing"
+)
+
+// Check is everything the Scheduler needs to know about one checker.
+type Check struct {
+	// Key identifies the checker object.
+	Key types.NamespacedName
+	// Generation is the object's metadata.generation; it is echoed in every
+	// Outcome of this check.
+	Generation int64
+	// Interval is the time between two probes. It must be positive; a
+	// non-positive value is replaced by FallbackInterval.
+	Interval time.Duration
+	// Target is what to probe.
+	Target probing.Target
+	// VantagePoints is how many replicas probe the check (see the
+	// WebChecker's spec.vantagePoints); Options.Owns is asked with it.
+	// Values below 1 mean 1.
+	VantagePoints int
+}
+
+// equal reports whether c and o describe the same check: an Upsert of an
+// equal check is a no-op.
+func (c Check) equal(o Check) bool {
+	return c.Key == o.Key && c.Generation == o.Generation && c.Interval == o.Interval && c.VantagePoints == o.VantagePoints && c.Target.Equal(o.Target)
+}
+
+// Outcome is the result of the latest completed probe of a check.
+type Outcome struct {
+	// Key identifies the checker object.
+	Key types.NamespacedName
+	// Generation is the Check.Generation the probe was run for.
+	Generation int64
+	// Result is what the prober reported.
+	Result probing.Result
+	// Time is when the probe finished, read from the scheduler's clock.
+	Time time.Time
+}
+
+// changedFrom reports whether o must be notified given the previously stored
+// outcome prev.
+func (o Outcome) changedFrom(prev Outcome) bool {
+	return prev.Generation != o.Generation || !prev.Result.SameOutcome(o.Result)
+}
+
+// ProbeCounts counts the stored outcomes of a check, by success.
+type ProbeCounts struct {
+	Successes, Failures uint64
+}
+
+// CheckState is what a Scheduler knows of one check at a moment: see
+// Scheduler.Snapshot.
+type CheckState struct {
+	// Key identifies the checker object.
+	Key types.NamespacedName
+	// VantagePoints is the check's Check.VantagePoints.
+	VantagePoints int
+	// Outcome is the latest stored outcome; valid only when HasOutcome.
+	Outcome    Outcome
+	HasOutcome bool
+	// Counts counts the outcomes stored since the check was added; they
+	// survive changes of the check (Upsert) but not Remove.
+	Counts ProbeCounts
+}
