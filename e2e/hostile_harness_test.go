@@ -477,16 +477,22 @@ func (e *hostileEnv) goodGaps(from, to time.Time) map[string]time.Duration {
 	return gaps
 }
 
-// events returns the Events of namespace ns, each as JSON.
-func (e *hostileEnv) events(ns string) []string {
+// event is an Event the test searches: its reason, the name of its
+// object, and all of it as JSON.
+type event struct {
+	reason, object, json string
+}
+
+// events returns the Events of namespace ns.
+func (e *hostileEnv) events(ns string) []event {
 	e.t.Helper()
 	var list corev1.EventList
 	require.NoError(e.t, e.c.List(e.ctx, &list, client.InNamespace(ns)))
-	out := make([]string, 0, len(list.Items))
+	out := make([]event, 0, len(list.Items))
 	for _, ev := range list.Items {
 		b, err := json.Marshal(ev)
 		require.NoError(e.t, err)
-		out = append(out, string(b))
+		out = append(out, event{reason: ev.Reason, object: ev.InvolvedObject.Name, json: string(b)})
 	}
 	return out
 }
