@@ -18,8 +18,8 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/networkio/webchecker/probing"
-	"github.com/networkio/webchecker/probing/pattern"
 	"github.com/networkio/webchecker/probing/egress"
+	"github.com/networkio/webchecker/probing/pattern"
 	"github.com/networkio/webchecker/probing/probetest"
 )
 
