@@ -15,7 +15,10 @@ type TCPProbe struct {
 	// Expect is an RE2 regular expression (Go syntax) that what the server
 	// sends must match: the probe reads until it matches, the server
 	// closes the connection or maxReplyBytes were read (reason
-	// UnexpectedReply), or the timeout expires.
+	// UnexpectedReply), or the timeout expires. Its compiled program may
+	// have at most 2000 instructions, and its size times maxReplyBytes at
+	// most 2^25 (33,554,432); otherwise Ready is False with reason
+	// RegexTooComplex.
 	//
 	// +optional
 	// +kubebuilder:validation:MinLength=1
@@ -92,7 +95,10 @@ type DNSProbe struct {
 	// AnswerMatch are RE2 regular expressions (Go syntax) that must each
 	// match at least one record of the answer section, written as in a
 	// zone file ("example.com. 300 IN A 192.0.2.1"); otherwise reason
-	// AnswerMismatch.
+	// AnswerMismatch. Each compiles to a program of at most 2000
+	// instructions (otherwise Ready is False with reason
+	// RegexTooComplex), and matching the answer section may take at most
+	// 2^25 steps per probe (program size times record length, summed).
 	//
 	// +optional
 	// +listType=atomic
