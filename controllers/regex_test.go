@@ -34,9 +34,11 @@ var regexSpecs = map[string]struct {
 	msg    []string
 }{
 	"body-match": {
-		host:   "http://127.0.0.1:1",
-		mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) { s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: worstPattern} },
-		msg:    []string{"spec.bodyMatch.regex: regular expression too complex", "2000"},
+		host: "http://127.0.0.1:1",
+		mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: worstPattern}
+		},
+		msg: []string{"spec.bodyMatch.regex: regular expression too complex", "2000"},
 	},
 	"body-match-work": {
 		host: "http://127.0.0.1:1",
