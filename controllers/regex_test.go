@@ -3,6 +3,7 @@ package controllers_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -16,14 +17,17 @@ import (
 	"github.com/networkio/webchecker/controllers"
 )
 
-// overLimit compiles to 2001 instructions, one over the bound; atLimit to
-// 1999.
-const (
-	overLimit = "[ab]{998}[ab]{999}cd"
-	atLimit   = "[ab]{997}[ab]{999}c"
+// Patterns the CRD admits (repeat counts at most 99 and 1000 in all, a
+// group's at most 9): overLimit compiles to 2252 instructions, over the
+// bound; manyCounts to 992, atLimit to 1999.
+var (
+	overLimit  = "(?:" + strings.Repeat("[ab]", 250) + "){9}"
+	manyCounts = strings.Repeat("[ab]{99}", 10)
+	atLimit    = "[ab]{997}[ab]{999}c" // CheckFor only: the CRD refuses counts over 99
 )
 
-// worstPattern is the issue's: 1,021 bytes of copies of .{1000}.
+// worstPattern is the issue's: 1,021 bytes of copies of .{1000}, refused
+// by the CRD, and by CheckFor for an object stored before.
 var worstPattern = strings.Repeat(".{1000}", 145) + ".{10}c"
 
 // regexSpecs are specs whose regular expression is over a bound, with
@@ -36,40 +40,40 @@ var regexSpecs = map[string]struct {
 	"body-match": {
 		host: "http://127.0.0.1:1",
 		mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: worstPattern}
+			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: overLimit}
 		},
-		msg: []string{"spec.bodyMatch.regex: regular expression too complex", "2000"},
+		msg: []string{"spec.bodyMatch.regex: regular expression too complex: its program has 2252 instructions, more than 2000"},
 	},
 	"body-match-work": {
 		host: "http://127.0.0.1:1",
 		mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: atLimit, MaxBodyBytes: ptr.To[int64](1 << 20)}
+			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: manyCounts, MaxBodyBytes: ptr.To[int64](1 << 20)}
 		},
-		msg: []string{"spec.bodyMatch.regex with spec.bodyMatch.maxBodyBytes 1048576", "1999 instructions × 1048576 bytes is more than 33554432 steps", "at most 16785 bytes"},
+		msg: []string{"spec.bodyMatch.regex with spec.bodyMatch.maxBodyBytes 1048576", "992 instructions × 1048576 bytes is more than 33554432 steps", "at most 33825 bytes"},
 	},
 	"tcp-expect": {
 		host:   "tcp://127.0.0.1:1",
 		mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TCP = &webcheckerv1alpha1.TCPProbe{Expect: overLimit} },
-		msg:    []string{"spec.tcp.expect: regular expression too complex: its program has 2001 instructions, more than 2000"},
+		msg:    []string{"spec.tcp.expect: regular expression too complex: its program has 2252 instructions, more than 2000"},
 	},
 	"tcp-expect-work": {
 		host:   "tcp://127.0.0.1:1",
-		mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TCP = &webcheckerv1alpha1.TCPProbe{Expect: atLimit} },
+		mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TCP = &webcheckerv1alpha1.TCPProbe{Expect: manyCounts} },
 		msg:    []string{"spec.tcp.expect with spec.tcp.maxReplyBytes 65536", "more than 33554432 steps"},
 	},
 	"dns-answer-match": {
 		host: "dns://127.0.0.1:1",
 		mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.DNS = &webcheckerv1alpha1.DNSProbe{Name: "a.test", AnswerMatch: []string{"ok", "fine", worstPattern}}
+			s.DNS = &webcheckerv1alpha1.DNSProbe{Name: "a.test", AnswerMatch: []string{"ok", "fine", overLimit}}
 		},
-		msg: []string{"spec.dns.answerMatch[2]: regular expression too complex", "2000"},
+		msg: []string{"spec.dns.answerMatch[2]: regular expression too complex: its program has 2252 instructions, more than 2000"},
 	},
 	"condition": {
 		host: "http://127.0.0.1:1",
 		mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) {
-			s.Conditions = []webcheckerv1alpha1.ResponseCondition{{Expression: "response.body.matches('" + overLimit + "')"}}
+			s.Conditions = []webcheckerv1alpha1.ResponseCondition{{Expression: "response.body.matches('" + strings.Repeat("(?:[ab]{99}){9}", 3) + "')"}}
 		},
-		msg: []string{"spec.conditions[0].expression: condition 1", "regular expression too complex: its program has 2001 instructions, more than 2000"},
+		msg: []string{"spec.conditions[0].expression: condition 1", "regular expression too complex: its program has 2675 instructions, more than 2000"},
 	},
 }
 
@@ -91,6 +95,23 @@ func TestRegexTooComplexError(t *testing.T) {
 			}
 		})
 	}
+	// The issue's pattern, in an object stored before the CRD refused it.
+	for field, spec := range map[string]webcheckerv1alpha1.WebCheckerSpec{
+		"spec.bodyMatch.regex":    {Host: "http://127.0.0.1:1", BodyMatch: &webcheckerv1alpha1.BodyMatch{Regex: worstPattern}},
+		"spec.tcp.expect":         {Host: "tcp://127.0.0.1:1", TCP: &webcheckerv1alpha1.TCPProbe{Expect: worstPattern}},
+		"spec.dns.answerMatch[0]": {Host: "dns://127.0.0.1:1", DNS: &webcheckerv1alpha1.DNSProbe{Name: "a.test", AnswerMatch: []string{worstPattern}}},
+		"spec.conditions[0]":      {Host: "http://127.0.0.1:1", Conditions: []webcheckerv1alpha1.ResponseCondition{{Expression: "'x'.matches('" + worstPattern + "')"}}},
+	} {
+		_, err := controllers.CheckFor(&webcheckerv1alpha1.WebChecker{Spec: spec}, nil)
+		var tooComplex *controllers.RegexTooComplexError
+		if strings.HasPrefix(field, "spec.conditions") {
+			// The expression is over its 1 KiB limit: an invalid condition.
+			require.Error(t, err)
+			continue
+		}
+		require.True(t, errors.As(err, &tooComplex), "%s: error %v", field, err)
+		assert.Contains(t, tooComplex.Message, field+": regular expression too complex: its program has 145013 instructions, more than 2000")
+	}
 	wc := &webcheckerv1alpha1.WebChecker{Spec: webcheckerv1alpha1.WebCheckerSpec{
 		Host:      "http://127.0.0.1:1",
 		BodyMatch: &webcheckerv1alpha1.BodyMatch{Regex: atLimit, MaxBodyBytes: ptr.To[int64](16 << 10)},
@@ -109,9 +130,7 @@ func TestRegexTooComplexIsReady(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			wc := newChecker(ns, name, tc.host, "")
-			if !strings.HasPrefix(tc.host, "http") {
-				wc.Spec.Path = ""
-			} else {
+			if strings.HasPrefix(tc.host, "http") {
 				wc.Spec.Path = "/"
 			}
 			tc.mutate(&wc.Spec)
@@ -121,5 +140,48 @@ func TestRegexTooComplexIsReady(t *testing.T) {
 				assert.Contains(t, ready(got).Message, m)
 			}
 		})
+	}
+}
+
+// TestRegexCountsAreBoundedByTheAPIServer: the CRD refuses, before its
+// own check compiles them, the patterns whose repeat counts would make
+// that check build a large program (the issue's copies of .{1000} took
+// the API server 38 MB and 74 ms per create), in every regex field, and
+// admits the usual ones.
+func TestRegexCountsAreBoundedByTheAPIServer(t *testing.T) {
+	t.Parallel()
+	ns := newNamespace(t)
+	const bounded = "repeat counts must be at most 99 and 1000 in all, and a group's at most 9"
+	rejected := map[string]struct {
+		mutate func(*webcheckerv1alpha1.WebCheckerSpec)
+		want   string
+	}{
+		"the issue's pattern": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: worstPattern}
+		}, "regex's " + bounded},
+		"a count over 99": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "a{100}"}
+		}, "regex's " + bounded},
+		"an upper count over 99": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.TCP = &webcheckerv1alpha1.TCPProbe{Expect: "a{2,100}"}
+		}), "expect's " + bounded},
+		"a group's count over 9": {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.DNS.AnswerMatch = []string{"ok", "(?:ab){10}"}
+		}), "answerMatch entries' " + bounded},
+		"counts over 1000 in all": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.TCP = &webcheckerv1alpha1.TCPProbe{Expect: strings.Repeat("[ab]{99}", 11)}
+		}), "expect's " + bounded},
+	}
+	i := 0
+	for name, tc := range rejected {
+		i++
+		t.Run(name, func(t *testing.T) {
+			assertRejected(t, newChecker(ns, fmt.Sprintf("rejected-%d", i), "http://example.com", "/"), tc.mutate, tc.want)
+		})
+	}
+	for i, expr := range []string{`\d{1,3}(\.\d{1,3}){3}`, "[0-9a-f]{64}", "x{2,99}y{5,}", "[{]100[}]", `"status"\s*:\s*"ok"`, manyCounts, overLimit} {
+		wc := newChecker(ns, fmt.Sprintf("admitted-%d", i), "http://example.com", "/")
+		wc.Spec.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: expr}
+		require.NoError(t, k8sClient.Create(context.Background(), wc, client.DryRunAll), expr)
 	}
 }
