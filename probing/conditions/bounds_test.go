@@ -36,8 +36,10 @@ func TestMatchesCostStopsTheIssueConditions(t *testing.T) {
 			elapsed := time.Since(start)
 			assert.False(t, ok)
 			assert.Equal(t, fmt.Sprintf("condition 1 (%q) could not be evaluated: the evaluation exceeded its cost limit (%d)", expr, conditions.MaxCost), msg)
-			assert.Less(t, elapsed, 2*time.Second)
 			t.Logf("stopped after %v", elapsed)
+			if !raceEnabled {
+				assert.Less(t, elapsed, 2*time.Second)
+			}
 		})
 	}
 }
@@ -150,6 +152,9 @@ func TestJSONMemoryBound(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
+			if raceEnabled && !tc.refused && len(tc.body) > 128<<10 {
+				t.Skip("decoding takes longer than MaxEvaluationTime with the race detector")
+			}
 			j, err := conditions.Compile(probing.KindHTTP, []conditions.Condition{{Expression: "has(response.json) || !has(response.json)"}, {Expression: "type(response.json) != null_type"}})
 			require.NoError(t, err)
 			ok, msg := j.Judge(context.Background(), httpAnswer(200, tc.body))
