@@ -17,11 +17,11 @@ import (
 	"github.com/networkio/webchecker/controllers"
 )
 
-// Patterns the CRD admits (repeat counts at most 99 and 1000 in all, a
-// group's at most 9): overLimit compiles to 2252 instructions, over the
-// bound; manyCounts to 992, atLimit to 1999.
+// Patterns the CRD admits: overLimit compiles to 2234 instructions, over
+// the bound; manyCounts to 992, atLimit to 1999.
 var (
-	overLimit  = "(?:" + strings.Repeat("[ab]", 250) + "){9}"
+	overLimit = "(?:" + strings.Repeat("a", 248) + "){9}" // 256 bytes, a group count alone
+
 	manyCounts = strings.Repeat("[ab]{99}", 10)
 	atLimit    = "[ab]{997}[ab]{999}c" // CheckFor only: the CRD refuses counts over 99
 )
@@ -42,7 +42,7 @@ var regexSpecs = map[string]struct {
 		mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) {
 			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: overLimit}
 		},
-		msg: []string{"spec.bodyMatch.regex: regular expression too complex: its program has 2252 instructions, more than 2000"},
+		msg: []string{"spec.bodyMatch.regex: regular expression too complex: its program has 2234 instructions, more than 2000"},
 	},
 	"body-match-work": {
 		host: "http://127.0.0.1:1",
@@ -54,7 +54,7 @@ var regexSpecs = map[string]struct {
 	"tcp-expect": {
 		host:   "tcp://127.0.0.1:1",
 		mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TCP = &webcheckerv1alpha1.TCPProbe{Expect: overLimit} },
-		msg:    []string{"spec.tcp.expect: regular expression too complex: its program has 2252 instructions, more than 2000"},
+		msg:    []string{"spec.tcp.expect: regular expression too complex: its program has 2234 instructions, more than 2000"},
 	},
 	"tcp-expect-work": {
 		host:   "tcp://127.0.0.1:1",
@@ -66,7 +66,7 @@ var regexSpecs = map[string]struct {
 		mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) {
 			s.DNS = &webcheckerv1alpha1.DNSProbe{Name: "a.test", AnswerMatch: []string{"ok", "fine", overLimit}}
 		},
-		msg: []string{"spec.dns.answerMatch[2]: regular expression too complex: its program has 2252 instructions, more than 2000"},
+		msg: []string{"spec.dns.answerMatch[2]: regular expression too complex: its program has 2234 instructions, more than 2000"},
 	},
 	"condition": {
 		host: "http://127.0.0.1:1",
@@ -168,6 +168,12 @@ func TestRegexCountsAreBoundedByTheAPIServer(t *testing.T) {
 		"a group's count over 9": {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
 			s.DNS.AnswerMatch = []string{"ok", "(?:ab){10}"}
 		}), "answerMatch entries' " + bounded},
+		"a group's count after others over 32 bytes": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: strings.Repeat("(?:[ab]{99}){9}", 3)}
+		}, "regex's " + bounded},
+		"a group's count over 256 bytes": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+			s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "(?:" + strings.Repeat("a", 1000) + "){9}"}
+		}, "regex's " + bounded},
 		"counts over 1000 in all": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
 			s.TCP = &webcheckerv1alpha1.TCPProbe{Expect: strings.Repeat("[ab]{99}", 11)}
 		}), "expect's " + bounded},
@@ -179,7 +185,7 @@ func TestRegexCountsAreBoundedByTheAPIServer(t *testing.T) {
 			assertRejected(t, newChecker(ns, fmt.Sprintf("rejected-%d", i), "http://example.com", "/"), tc.mutate, tc.want)
 		})
 	}
-	for i, expr := range []string{`\d{1,3}(\.\d{1,3}){3}`, "[0-9a-f]{64}", "x{2,99}y{5,}", "[{]100[}]", `"status"\s*:\s*"ok"`, manyCounts, overLimit} {
+	for i, expr := range []string{`\d{1,3}(\.\d{1,3}){3}`, "[0-9a-f]{64}", "x{2,99}y{5,}", "[{]100[}]", `"status"\s*:\s*"ok"`, manyCounts, overLimit, "(?:" + strings.Repeat("a", 200) + "){9}", "(?:ab){9}(?:cd){2,3}" + strings.Repeat("x", 100)} {
 		wc := newChecker(ns, fmt.Sprintf("admitted-%d", i), "http://example.com", "/")
 		wc.Spec.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: expr}
 		require.NoError(t, k8sClient.Create(context.Background(), wc, client.DryRunAll), expr)

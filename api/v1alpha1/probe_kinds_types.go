@@ -19,16 +19,17 @@ type TCPProbe struct {
 	// have at most 2000 instructions, and its size times maxReplyBytes at
 	// most 2^25 (33,554,432); otherwise Ready is False with reason
 	// RegexTooComplex. The API server refuses a repeat count over 99,
-	// counts over 1000 in all, and a count over 9 for a group ((...){10}),
-	// before its own check of the expression compiles it (write a literal
+	// counts over 1000 in all, a count over 9 for a group ((...){10}), and,
+	// in a pattern over 32 bytes, a group's count with other counts or over
+	// 256 bytes, before its own check of the expression compiles it (write a literal
 	// { as [{]): a 1 KiB expression of copies of .{1000} took it 38 MB and
 	// 74 ms per create.
 	//
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="!self.matches('[{]([0-9]*,)?[0-9]{3,}') && !self.matches('[)][{]([0-9]*,)?[0-9]{2,}') && self.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() <= 1000",message="expect's repeat counts must be at most 99 and 1000 in all, and a group's at most 9, so that the API server's own check compiles a small program (write a literal { as [{])"
-	// +kubebuilder:validation:XValidation:rule="self.matches('[{]([0-9]*,)?[0-9]{3,}') || self.matches('[)][{]([0-9]*,)?[0-9]{2,}') || self.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() > 1000 || type(''.matches(self)) == bool",message="expect must be a valid RE2 regular expression"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[{]([0-9]*,)?[0-9]{3,}') && !self.matches('[)][{]([0-9]*,)?[0-9]{2,}') && self.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() <= 1000 && (!self.matches('[)][{]') || size(self) <= 32 || (size(self) <= 256 && self.findAll('[{][0-9]').size() == self.findAll('[)][{][0-9]').size()))",message="expect's repeat counts must be at most 99 and 1000 in all, and a group's at most 9 (over 32 bytes, a pattern with a group's count has no other, and at most 256 bytes), so that the API server's own check compiles a small program (write a literal { as [{])"
+	// +kubebuilder:validation:XValidation:rule="self.matches('[{]([0-9]*,)?[0-9]{3,}') || self.matches('[)][{]([0-9]*,)?[0-9]{2,}') || self.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() > 1000 || !(!self.matches('[)][{]') || size(self) <= 32 || (size(self) <= 256 && self.findAll('[{][0-9]').size() == self.findAll('[)][{][0-9]').size())) || type(''.matches(self)) == bool",message="expect must be a valid RE2 regular expression"
 	Expect string `json:"expect,omitempty"`
 
 	// MaxReplyBytes is how much of the reply is read at most, at most
@@ -111,8 +112,8 @@ type DNSProbe struct {
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="self.all(r, !r.matches('[{]([0-9]*,)?[0-9]{3,}') && !r.matches('[)][{]([0-9]*,)?[0-9]{2,}') && r.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() <= 1000)",message="answerMatch entries' repeat counts must be at most 99 and 1000 in all, and a group's at most 9, so that the API server's own check compiles a small program (write a literal { as [{])"
-	// +kubebuilder:validation:XValidation:rule="self.all(r, r.matches('[{]([0-9]*,)?[0-9]{3,}') || r.matches('[)][{]([0-9]*,)?[0-9]{2,}') || r.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() > 1000 || type(''.matches(r)) == bool)",message="answerMatch entries must be valid RE2 regular expressions"
+	// +kubebuilder:validation:XValidation:rule="self.all(r, !r.matches('[{]([0-9]*,)?[0-9]{3,}') && !r.matches('[)][{]([0-9]*,)?[0-9]{2,}') && r.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() <= 1000 && (!r.matches('[)][{]') || size(r) <= 32 || (size(r) <= 256 && r.findAll('[{][0-9]').size() == r.findAll('[)][{][0-9]').size())))",message="answerMatch entries' repeat counts must be at most 99 and 1000 in all, and a group's at most 9 (over 32 bytes, a pattern with a group's count has no other, and at most 256 bytes), so that the API server's own check compiles a small program (write a literal { as [{])"
+	// +kubebuilder:validation:XValidation:rule="self.all(r, r.matches('[{]([0-9]*,)?[0-9]{3,}') || r.matches('[)][{]([0-9]*,)?[0-9]{2,}') || r.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() > 1000 || !(!r.matches('[)][{]') || size(r) <= 32 || (size(r) <= 256 && r.findAll('[{][0-9]').size() == r.findAll('[)][{][0-9]').size())) || type(''.matches(r)) == bool)",message="answerMatch entries must be valid RE2 regular expressions"
 	AnswerMatch []string `json:"answerMatch,omitempty"`
 }
 

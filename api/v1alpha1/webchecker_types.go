@@ -399,14 +399,15 @@ type BodyMatch struct {
 	// most 2^25 (33,554,432): a matching step per instruction per byte,
 	// the worst case. Otherwise Ready is False with reason RegexTooComplex.
 	// The API server refuses a repeat count over 99, counts over 1000 in
-	// all, and a count over 9 for a group ((...){10}), before compiling it
-	// in its own check (write a literal { as [{]).
+	// all, a count over 9 for a group ((...){10}), and, in a pattern over
+	// 32 bytes, a group's count with other counts or over 256 bytes, before
+	// compiling it in its own check (write a literal { as [{]).
 	//
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="!self.matches('[{]([0-9]*,)?[0-9]{3,}') && !self.matches('[)][{]([0-9]*,)?[0-9]{2,}') && self.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() <= 1000",message="regex's repeat counts must be at most 99 and 1000 in all, and a group's at most 9, so that the API server's own check compiles a small program (write a literal { as [{])"
-	// +kubebuilder:validation:XValidation:rule="self.matches('[{]([0-9]*,)?[0-9]{3,}') || self.matches('[)][{]([0-9]*,)?[0-9]{2,}') || self.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() > 1000 || type(''.matches(self)) == bool",message="regex must be a valid RE2 regular expression"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[{]([0-9]*,)?[0-9]{3,}') && !self.matches('[)][{]([0-9]*,)?[0-9]{2,}') && self.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() <= 1000 && (!self.matches('[)][{]') || size(self) <= 32 || (size(self) <= 256 && self.findAll('[{][0-9]').size() == self.findAll('[)][{][0-9]').size()))",message="regex's repeat counts must be at most 99 and 1000 in all, and a group's at most 9 (over 32 bytes, a pattern with a group's count has no other, and at most 256 bytes), so that the API server's own check compiles a small program (write a literal { as [{])"
+	// +kubebuilder:validation:XValidation:rule="self.matches('[{]([0-9]*,)?[0-9]{3,}') || self.matches('[)][{]([0-9]*,)?[0-9]{2,}') || self.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() > 1000 || !(!self.matches('[)][{]') || size(self) <= 32 || (size(self) <= 256 && self.findAll('[{][0-9]').size() == self.findAll('[)][{][0-9]').size())) || type(''.matches(self)) == bool",message="regex must be a valid RE2 regular expression"
 	Regex string `json:"regex"`
 
 	// Invert makes a match a failure: the body must not match regex.
