@@ -27,7 +27,9 @@ var tlsVersions = map[string]uint16{
 // api/v1alpha1. secrets reads the Secret values the spec refers to; nil
 // means Secret access is turned off. A Secret that cannot be used is a
 // *SecretError, a failed read that a retry may fix a *secretReadError, a
-// condition that does not compile a *ConditionError, and any other error
+// condition that does not compile a *ConditionError, a regular expression
+// over the pattern package's bounds a *RegexTooComplexError (wrapped),
+// and any other error
 // an invalid spec. It compiles spec.conditions on every call and uses no
 // default proxy: the reconciler uses a CheckBuilder.
 func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (scheduler.Check, error) {

@@ -11,6 +11,7 @@ import (
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/conditions"
+	"github.com/networkio/webchecker/probing/pattern"
 )
 
 // ConditionError is a spec.conditions entry that does not compile or
@@ -45,7 +46,8 @@ type compiled struct {
 }
 
 // judge returns the Judge of conds for targets of kind (nil without
-// conditions), or a *ConditionError.
+// conditions), or a *ConditionError (a *RegexTooComplexError for a
+// pattern of matches() over the pattern package's bounds).
 func (c *JudgeCache) judge(kind probing.Kind, conds []webcheckerv1alpha1.ResponseCondition) (probing.Judge, error) {
 	if len(conds) == 0 {
 		return nil, nil
@@ -83,7 +85,11 @@ func compileConditions(kind probing.Kind, conds []webcheckerv1alpha1.ResponseCon
 		var ce *conditions.CompileError
 		if errors.As(err, &ce) {
 			// Named as the API server names fields: spec.conditions[0].expression.
-			return nil, &ConditionError{Message: probing.BoundMessage(fmt.Sprintf("spec.conditions[%d].%s: %v", ce.Index, ce.Field, err))}
+			msg := probing.BoundMessage(fmt.Sprintf("spec.conditions[%d].%s: %v", ce.Index, ce.Field, err))
+			if errors.Is(err, pattern.ErrTooComplex) {
+				return nil, &RegexTooComplexError{Message: msg}
+			}
+			return nil, &ConditionError{Message: msg}
 		}
 		return nil, &ConditionError{Message: probing.BoundMessage("spec.conditions: " + err.Error())}
 	}

@@ -2,9 +2,9 @@ package controllers
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -12,7 +12,41 @@ import (
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/pattern"
 )
+
+// RegexTooComplexError is a regular expression of the spec (bodyMatch,
+// tcp.expect, dns.answerMatch, or a pattern of matches() in a condition)
+// over the bounds of the pattern package: a program over
+// pattern.MaxProgramSize instructions, or too large for the input it is
+// matched on. The checker is not probed, and Ready says why (reason
+// RegexTooComplex) until the spec changes.
+type RegexTooComplexError struct {
+	// Message names the field and the limit.
+	Message string
+}
+
+func (e *RegexTooComplexError) Error() string { return e.Message }
+
+// compilePattern compiles the regular expression of field, refused with a
+// *RegexTooComplexError over the pattern package's bounds; inputField
+// and inputBytes, when set, are the field and size of the input it is
+// matched on.
+func compilePattern(field, expr, inputField string, inputBytes int64) (*pattern.Regexp, error) {
+	re, err := pattern.Compile(expr)
+	if err == nil && inputBytes > 0 {
+		if err = pattern.CheckWork(re, inputBytes); err != nil {
+			return nil, &RegexTooComplexError{Message: probing.BoundMessage(fmt.Sprintf("%s with %s %d: %v", field, inputField, inputBytes, err))}
+		}
+	}
+	switch {
+	case errors.Is(err, pattern.ErrTooComplex):
+		return nil, &RegexTooComplexError{Message: probing.BoundMessage(fmt.Sprintf("%s: %v", field, err))}
+	case err != nil:
+		return nil, fmt.Errorf("%s: %w", field, err)
+	}
+	return re, nil
+}
 
 // kindOf returns the probe kind that spec.host's scheme chooses (no scheme
 // means http).
@@ -54,9 +88,9 @@ func setKindOptions(kind probing.Kind, spec *webcheckerv1alpha1.WebCheckerSpec, 
 		if o := spec.TCP; o != nil {
 			tcp := &probing.TCPOptions{Send: o.Send, MaxBytes: ptr.Deref(o.MaxReplyBytes, webcheckerv1alpha1.DefaultMaxReplyBytes)}
 			if o.Expect != "" {
-				re, err := regexp.Compile(o.Expect)
+				re, err := compilePattern("spec.tcp.expect", o.Expect, "spec.tcp.maxReplyBytes", tcp.MaxBytes)
 				if err != nil {
-					return fmt.Errorf("tcp.expect: %w", err)
+					return err
 				}
 				tcp.Expect = re
 			}
@@ -104,6 +138,10 @@ func setHTTPOptions(spec *webcheckerv1alpha1.WebCheckerSpec, target *probing.Tar
 	target.ReuseConnections = spec.ReuseConnections
 	if m := spec.BodyMatch; m != nil {
 		maxBytes := ptr.Deref(m.MaxBodyBytes, webcheckerv1alpha1.DefaultMaxBodyBytes)
+		// Compiled here first for a message that names the fields.
+		if _, err := compilePattern("spec.bodyMatch.regex", m.Regex, "spec.bodyMatch.maxBodyBytes", maxBytes); err != nil {
+			return err
+		}
 		if target.BodyMatch, err = probing.NewBodyMatch(m.Regex, m.Invert, maxBytes); err != nil {
 			return fmt.Errorf("bodyMatch: %w", err)
 		}
@@ -120,10 +158,10 @@ func setDNSOptions(o *webcheckerv1alpha1.DNSProbe, target *probing.Target) error
 		RecursionDesired: ptr.Deref(o.RecursionDesired, webcheckerv1alpha1.DefaultDNSRecursionDesired),
 		Rcodes:           o.ValidRcodes,
 	}
-	for i, pattern := range o.AnswerMatch {
-		re, err := regexp.Compile(pattern)
+	for i, expr := range o.AnswerMatch {
+		re, err := compilePattern(fmt.Sprintf("spec.dns.answerMatch[%d]", i), expr, "", 0)
 		if err != nil {
-			return fmt.Errorf("dns.answerMatch[%d]: %w", i, err)
+			return err
 		}
 		dns.AnswerMatch = append(dns.AnswerMatch, re)
 	}

@@ -87,12 +87,17 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	var readErr *secretReadError
 	var conditionErr *ConditionError
 	var allowanceErr *EgressAllowanceError
+	var regexErr *RegexTooComplexError
 	p := base
 	switch {
 	case err == nil:
 		p.check, p.thresholds, p.labels = &check, thresholds, wc.Labels
 	case errors.As(err, &readErr):
 		return plan{}, err
+	case errors.As(err, &regexErr):
+		// Not probed until the spec changes: say why, do not retry.
+		p.notProbed = &probing.Result{Reason: probing.Reason(webcheckerv1alpha1.ReasonRegexTooComplex), Message: regexErr.Message}
+		p.done = reconcile.TerminalError(err)
 	case errors.As(err, &conditionErr):
 		// Not probed until the spec changes: say why, do not retry.
 		p.notProbed = &probing.Result{Reason: probing.ReasonInvalidCondition, Message: conditionErr.Message}

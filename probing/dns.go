@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/networkio/webchecker/probing/pattern"
 )
 
 // DNSProber probes dns targets: it sends one query to the DNS server the
@@ -92,7 +94,7 @@ func (p *DNSProber) probe(ctx context.Context, t Target, start time.Time) Result
 		return p.failure(ctx, probeCtx, t, q, err)
 	}
 
-	res := judgeDNS(t.DNS, q, resp)
+	res := judgeDNS(probeCtx, t.DNS, q, resp)
 	if res.Success && t.Judge != nil {
 		answer := &Answer{
 			Kind:    KindDNS,
@@ -241,8 +243,14 @@ func (p *DNSProber) failure(ctx, probeCtx context.Context, t Target, q *dnsQuery
 	return Result{Reason: classify(err), Message: q.prefix + errorText(err, scope)}
 }
 
-// judgeDNS judges a response's rcode, then its answer section.
-func judgeDNS(o *DNSOptions, q *dnsQuery, resp *dnsResponse) Result {
+// judgeDNS judges a response's rcode, then its answer section. Matching
+// the answers with o.AnswerMatch is bounded: the program size of each
+// expression times the length of each record it is matched on counts
+// against pattern.MaxWork steps for the whole probe (a hostile server can
+// send up to 64 KiB of records), and each match stops when ctx (the
+// probe's) ends; either fails the probe (ReasonAnswerMismatch, or
+// ReasonTimeout).
+func judgeDNS(ctx context.Context, o *DNSOptions, q *dnsQuery, resp *dnsResponse) Result {
 	accepted := o.Rcodes
 	if len(accepted) == 0 {
 		accepted = []string{"NOERROR"}
@@ -257,8 +265,23 @@ func judgeDNS(o *DNSOptions, q *dnsQuery, resp *dnsResponse) Result {
 			Message: fmt.Sprintf("%srcode %s (expected %s)", q.prefix, resp.rcode, expected),
 		}
 	}
-	for _, re := range o.AnswerMatch {
-		if slices.ContainsFunc(resp.answers, re.MatchString) {
+	work := int64(0)
+	for i, re := range o.AnswerMatch {
+		found := false
+		for _, record := range resp.answers {
+			if work += re.Work(len(record)); work > pattern.MaxWork {
+				return Result{Reason: ReasonAnswerMismatch, Message: fmt.Sprintf(
+					"%sanswer section too large to match: answerMatch[%d] would take more than %d steps of matching work", q.prefix, i, pattern.MaxWork)}
+			}
+			matched, err := re.MatchStringContext(ctx, record)
+			if err != nil {
+				return Result{Reason: ReasonTimeout, Message: fmt.Sprintf("%stimeout while matching the answer section with answerMatch[%d]", q.prefix, i)}
+			}
+			if found = matched; found {
+				break
+			}
+		}
+		if found {
 			continue
 		}
 		msg := fmt.Sprintf("%sno answer record matches %q", q.prefix, re.String())

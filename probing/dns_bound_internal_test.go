@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"io"
 	"net"
-	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -15,6 +14,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/net/dns/dnsmessage"
+
+	"github.com/networkio/webchecker/probing/pattern"
 )
 
 // The bound of a DNS response's text (DNSTextPerBodyByte): the worst
@@ -230,7 +231,7 @@ func TestDNSProbeTextBound(t *testing.T) {
 				len(keeper.dns.Answers), bytes, maxText, after.TotalAlloc-before.TotalAlloc)
 			assert.LessOrEqual(t, bytes, maxText)
 
-			target.Judge, target.DNS.AnswerMatch = nil, []*regexp.Regexp{regexp.MustCompile(`^nothing$`)}
+			target.Judge, target.DNS.AnswerMatch = nil, []*pattern.Regexp{pattern.MustCompile(`^nothing$`)}
 			res = prober.Probe(t.Context(), target)
 			assert.Equal(t, ReasonAnswerMismatch, res.Reason, "%+v", res)
 			assert.Contains(t, res.Message, "records beyond the text bound were left out")

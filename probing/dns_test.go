@@ -7,7 +7,6 @@ import (
 	"io"
 	"net"
 	"net/netip"
-	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/egress"
+	"github.com/networkio/webchecker/probing/pattern"
 	"github.com/networkio/webchecker/probing/probetest"
 )
 
@@ -80,10 +80,10 @@ func dnsTarget(server string, o probing.DNSOptions) probing.Target {
 }
 
 // matches compiles regular expressions.
-func matches(patterns ...string) []*regexp.Regexp {
-	res := make([]*regexp.Regexp, len(patterns))
+func matches(patterns ...string) []*pattern.Regexp {
+	res := make([]*pattern.Regexp, len(patterns))
 	for i, p := range patterns {
-		res[i] = regexp.MustCompile(p)
+		res[i] = pattern.MustCompile(p)
 	}
 	return res
 }

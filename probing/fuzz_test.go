@@ -1,6 +1,7 @@
 package probing_test
 
 import (
+	"errors"
 	"net"
 	"net/http"
 	"net/netip"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/egress"
+	bpattern "github.com/networkio/webchecker/probing/pattern"
 )
 
 // The fuzz targets run their seed corpus as ordinary tests; `go test -fuzz
@@ -201,8 +203,9 @@ func FuzzParseStatusCodes(f *testing.F) {
 }
 
 // FuzzBodyMatch checks that NewBodyMatch never panics, accepts exactly
-// the RE2 expressions regexp accepts (within the length limit) with a
-// maxBytes in [1, MaxBodyMatchBytes], and keeps both.
+// the RE2 expressions regexp accepts (within the length limit, the
+// program size limit and the matching work) with a maxBytes in [1,
+// MaxBodyMatchBytes], and keeps both.
 func FuzzBodyMatch(f *testing.F) {
 	for _, pattern := range []string{
 		"ok", `"status":\s*"up"`, "(ok", "(?=ok)", `\p{Greek}+`, "a{1001}", "(a*)*$", "[[:alpha:]]", `\C`, "", "(?i)OK", strings.Repeat("x", 1025),
@@ -216,7 +219,9 @@ func FuzzBodyMatch(f *testing.F) {
 	f.Fuzz(func(t *testing.T, pattern string, maxBytes int64) {
 		m, err := probing.NewBodyMatch(pattern, false, maxBytes)
 		_, reErr := regexp.Compile(pattern)
-		inLimits := pattern != "" && len(pattern) <= probing.MaxBodyMatchPattern && maxBytes >= 1 && maxBytes <= probing.MaxBodyMatchBytes
+		bounded, boundErr := bpattern.Compile(pattern)
+		inLimits := pattern != "" && len(pattern) <= probing.MaxBodyMatchPattern && maxBytes >= 1 && maxBytes <= probing.MaxBodyMatchBytes &&
+			(boundErr != nil || bpattern.CheckWork(bounded, maxBytes) == nil) && !errors.Is(boundErr, bpattern.ErrTooComplex)
 		if (err == nil) != (reErr == nil && inLimits) {
 			t.Fatalf("NewBodyMatch(%q, %d): error %v; regexp says %v, in limits %v", pattern, maxBytes, err, reErr, inLimits)
 		}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -25,6 +24,7 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/pattern"
 	"github.com/networkio/webchecker/probing/probetest"
 )
 
@@ -247,7 +247,7 @@ func TestNothingEchoedHTTP(t *testing.T) {
 			for _, target := range []probing.Target{
 				{URL: url, Method: http.MethodGet, Timeout: echoTimeout, FollowRedirects: true},
 				{URL: url, Method: http.MethodGet, Timeout: echoTimeout, FollowRedirects: true,
-					BodyMatch: &probing.BodyMatch{Regexp: regexp.MustCompile("^ok$"), MaxBytes: 1 << 10}},
+					BodyMatch: &probing.BodyMatch{Regexp: pattern.MustCompile("^ok$"), MaxBytes: 1 << 10}},
 			} {
 				assertNoEcho(t, prober.Probe(t.Context(), target))
 			}

@@ -245,7 +245,7 @@ func (p *HTTPProber) probe(ctx context.Context, t Target, pc *probeContext, star
 		return res
 	}
 
-	res := judge(t, resp, body)
+	res := judge(probeCtx, t, resp, body)
 	res.StatusCode = resp.StatusCode
 	if res.Success && t.Judge != nil {
 		answer := &Answer{
@@ -317,8 +317,9 @@ func (p *HTTPProber) readBody(resp *http.Response, match *BodyMatch, keep bool) 
 
 // judge turns a complete response into a Result: the status code first,
 // then the body, then the expiry of the certificate chain (see
-// expiringCertificate).
-func judge(t Target, resp *http.Response, body []byte) Result {
+// expiringCertificate). The body match stops when ctx (the probe's) ends:
+// a ReasonTimeout.
+func judge(ctx context.Context, t Target, resp *http.Response, body []byte) Result {
 	var res Result
 	var cert *x509.Certificate
 	if resp.TLS != nil {
@@ -327,10 +328,17 @@ func judge(t Target, resp *http.Response, body []byte) Result {
 			res.CertificateExpiry = &expiry
 		}
 	}
+	var matched bool
+	var matchErr error
+	if t.BodyMatch != nil && t.Accepts(resp.StatusCode) {
+		matched, matchErr = t.BodyMatch.Regexp.MatchContext(ctx, body)
+	}
 	switch {
 	case !t.Accepts(resp.StatusCode):
 		res.Reason, res.Message = ReasonUnexpectedStatus, unexpectedStatusMessage(resp.StatusCode, t.ExpectedStatusCodes)
-	case t.BodyMatch != nil && t.BodyMatch.Regexp.Match(body) == t.BodyMatch.Invert:
+	case matchErr != nil:
+		res.Reason, res.Message = ReasonTimeout, "timeout while matching the response body with bodyMatch"
+	case t.BodyMatch != nil && matched == t.BodyMatch.Invert:
 		res.Reason, res.Message = ReasonBodyMismatch, bodyMismatchMessage(t.BodyMatch)
 	default:
 		res.Success, res.Reason, res.Message = true, ReasonSucceeded, ReadyMessage

@@ -3,7 +3,6 @@ package probing_test
 import (
 	"context"
 	"net/http"
-	"regexp"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/pattern"
 )
 
 func TestHTTPProberStatusCodes(t *testing.T) {
@@ -248,7 +248,7 @@ func TestHTTPProberInvalidTarget(t *testing.T) {
 			wantMessage: "invalid target: missing method (expected GET, HEAD, POST, PUT or OPTIONS)",
 		},
 		"unresolved body match limit": {
-			target:      valid(func(t *probing.Target) { t.BodyMatch = &probing.BodyMatch{Regexp: regexp.MustCompile("ok")} }),
+			target:      valid(func(t *probing.Target) { t.BodyMatch = &probing.BodyMatch{Regexp: pattern.MustCompile("ok")} }),
 			wantMessage: "invalid target: body match: maxBodyBytes 0 is not between 1 and 1048576",
 		},
 		"unresolved timeout": {

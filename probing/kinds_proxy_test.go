@@ -1,7 +1,6 @@
 package probing_test
 
 import (
-	"regexp"
 	"testing"
 	"time"
 
@@ -9,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/pattern"
 	"github.com/networkio/webchecker/probing/probetest"
 )
 
@@ -25,7 +25,7 @@ func TestKindsThroughAProxy(t *testing.T) {
 	refusing := probetest.NewTestProxy(t, probetest.ProxyOptions{RefuseConnect: true})
 	prober := newKindProber(t, newDNS(t), probing.ProberOptions{})
 
-	expect220 := &probing.TCPOptions{Expect: regexp.MustCompile("^220 "), MaxBytes: 1024}
+	expect220 := &probing.TCPOptions{Expect: pattern.MustCompile("^220 "), MaxBytes: 1024}
 	targets := map[string]probing.Target{
 		"tcp":   {URL: "tcp://" + banner.Addr(), TCP: expect220},
 		"tls":   {URL: "tls://" + tlsBanner.Addr(), TCP: expect220, TLS: probing.TLSOptions{RootCAs: cert.PEM}},

@@ -7,7 +7,6 @@ import (
 	"log"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/pattern"
 	"github.com/networkio/webchecker/probing/probetest"
 )
 
@@ -133,12 +133,12 @@ func TestHTTPProberBodyMatch(t *testing.T) {
 		wantReason  probing.Reason
 		wantMessage string
 	}{
-		"matches":               {probing.BodyMatch{Regexp: regexp.MustCompile(`"status":\s*"degraded"`), MaxBytes: 1 << 10}, probing.ReasonSucceeded, probing.ReadyMessage},
-		"does not match":        {probing.BodyMatch{Regexp: regexp.MustCompile(`"status":\s*"ok"`), MaxBytes: 1 << 10}, probing.ReasonBodyMismatch, `response body does not match "\"status\":\\s*\"ok\""`},
-		"inverted, not matched": {probing.BodyMatch{Regexp: regexp.MustCompile(`error`), Invert: true, MaxBytes: 1 << 10}, probing.ReasonSucceeded, probing.ReadyMessage},
-		"inverted, matched":     {probing.BodyMatch{Regexp: regexp.MustCompile(`degraded`), Invert: true, MaxBytes: 1 << 10}, probing.ReasonBodyMismatch, `response body matches "degraded", which it must not`},
-		"beyond maxBytes":       {probing.BodyMatch{Regexp: regexp.MustCompile(`status`), MaxBytes: 100}, probing.ReasonBodyMismatch, `response body does not match "status"`},
-		"within maxBytes":       {probing.BodyMatch{Regexp: regexp.MustCompile(`^\.{100}\{`), MaxBytes: 101}, probing.ReasonSucceeded, probing.ReadyMessage},
+		"matches":               {probing.BodyMatch{Regexp: pattern.MustCompile(`"status":\s*"degraded"`), MaxBytes: 1 << 10}, probing.ReasonSucceeded, probing.ReadyMessage},
+		"does not match":        {probing.BodyMatch{Regexp: pattern.MustCompile(`"status":\s*"ok"`), MaxBytes: 1 << 10}, probing.ReasonBodyMismatch, `response body does not match "\"status\":\\s*\"ok\""`},
+		"inverted, not matched": {probing.BodyMatch{Regexp: pattern.MustCompile(`error`), Invert: true, MaxBytes: 1 << 10}, probing.ReasonSucceeded, probing.ReadyMessage},
+		"inverted, matched":     {probing.BodyMatch{Regexp: pattern.MustCompile(`degraded`), Invert: true, MaxBytes: 1 << 10}, probing.ReasonBodyMismatch, `response body matches "degraded", which it must not`},
+		"beyond maxBytes":       {probing.BodyMatch{Regexp: pattern.MustCompile(`status`), MaxBytes: 100}, probing.ReasonBodyMismatch, `response body does not match "status"`},
+		"within maxBytes":       {probing.BodyMatch{Regexp: pattern.MustCompile(`^\.{100}\{`), MaxBytes: 101}, probing.ReasonSucceeded, probing.ReadyMessage},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -154,7 +154,7 @@ func TestHTTPProberBodyMatch(t *testing.T) {
 
 	// A status code failure comes first.
 	res := prober.Probe(t.Context(), probing.Target{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ExpectedStatusCodes: []int{204},
-		BodyMatch: &probing.BodyMatch{Regexp: regexp.MustCompile(`nope`), MaxBytes: 1 << 10}})
+		BodyMatch: &probing.BodyMatch{Regexp: pattern.MustCompile(`nope`), MaxBytes: 1 << 10}})
 	assert.Equal(t, probing.ReasonUnexpectedStatus, res.Reason)
 }
 

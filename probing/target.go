@@ -7,9 +7,10 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
-	"regexp"
 	"slices"
 	"time"
+
+	"github.com/networkio/webchecker/probing/pattern"
 )
 
 // Target describes what to probe and how to judge the answer. It holds
@@ -152,6 +153,11 @@ func (t Target) checkOptions(kind Kind) error {
 		if err := checkMaxBodyBytes(t.TCP.MaxBytes); err != nil {
 			return fmt.Errorf("tcp: %w", err)
 		}
+		if t.TCP.Expect != nil {
+			if err := pattern.CheckWork(t.TCP.Expect, t.TCP.MaxBytes); err != nil {
+				return fmt.Errorf("tcp: expect: %w", err)
+			}
+		}
 	}
 	if t.GRPC != (GRPCOptions{}) && kind != KindGRPC {
 		return fmt.Errorf("grpc options on a %s target", kind)
@@ -198,6 +204,9 @@ func (t Target) checkOptions(kind Kind) error {
 		if err := checkMaxBodyBytes(m.MaxBytes); err != nil {
 			return fmt.Errorf("body match: %w", err)
 		}
+		if err := pattern.CheckWork(m.Regexp, m.MaxBytes); err != nil {
+			return fmt.Errorf("body match: %w", err)
+		}
 	}
 	return nil
 }
@@ -236,18 +245,24 @@ func checkStatusCode(c int) error {
 // NewBodyMatch compiles an RE2 regular expression (Go syntax) into a
 // BodyMatch reading at most maxBytes, which must be between 1 and
 // MaxBodyMatchBytes: the caller resolves a default, NewBodyMatch does not.
-func NewBodyMatch(pattern string, invert bool, maxBytes int64) (*BodyMatch, error) {
+// An expression whose program is over pattern.MaxProgramSize
+// instructions, or too large for maxBytes (its size × maxBytes over
+// pattern.MaxWork steps), is a *pattern.TooComplexError.
+func NewBodyMatch(expr string, invert bool, maxBytes int64) (*BodyMatch, error) {
 	switch {
-	case pattern == "":
+	case expr == "":
 		return nil, errors.New("empty regular expression")
-	case len(pattern) > MaxBodyMatchPattern:
+	case len(expr) > MaxBodyMatchPattern:
 		return nil, fmt.Errorf("regular expression longer than %d bytes", MaxBodyMatchPattern)
 	}
 	if err := checkMaxBodyBytes(maxBytes); err != nil {
 		return nil, err
 	}
-	re, err := regexp.Compile(pattern)
+	re, err := pattern.Compile(expr)
 	if err != nil {
+		return nil, err
+	}
+	if err := pattern.CheckWork(re, maxBytes); err != nil {
 		return nil, err
 	}
 	return &BodyMatch{Regexp: re, Invert: invert, MaxBytes: maxBytes}, nil
@@ -280,8 +295,9 @@ type BasicAuth struct {
 // BodyMatch judges a response body with a regular expression.
 type BodyMatch struct {
 	// Regexp must match the first MaxBytes bytes of the body (or, with
-	// Invert, must not).
-	Regexp *regexp.Regexp
+	// Invert, must not). Its size × MaxBytes is at most pattern.MaxWork,
+	// and the match stops at the probe's deadline.
+	Regexp *pattern.Regexp
 	Invert bool
 	// MaxBytes is how much of the body is read and searched at most,
 	// between 1 and MaxBodyMatchBytes (the prober's BodyLimit does not

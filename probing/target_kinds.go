@@ -3,8 +3,9 @@ package probing
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"slices"
+
+	"github.com/networkio/webchecker/probing/pattern"
 )
 
 // TCPOptions are the query and response of a tcp or tls probe, as the
@@ -17,8 +18,10 @@ type TCPOptions struct {
 	// Expect, when set, must match what the server sends: the probe reads
 	// until it matches, the server closes the connection, MaxBytes bytes
 	// were read or the timeout expires (the last three fail the probe with
-	// ReasonUnexpectedReply, or ReasonTimeout).
-	Expect *regexp.Regexp
+	// ReasonUnexpectedReply, or ReasonTimeout). Its size × MaxBytes is at
+	// most pattern.MaxWork (Validate); see readReply for how often it is
+	// matched.
+	Expect *pattern.Regexp
 	// MaxBytes is how much of the reply is read at most, between 1 and
 	// MaxBodyMatchBytes.
 	MaxBytes int64
@@ -54,8 +57,9 @@ type DNSOptions struct {
 	// ...); empty accepts only NOERROR.
 	Rcodes []string
 	// AnswerMatch are regular expressions that must each match at least
-	// one record of the answer section, in zone-file form.
-	AnswerMatch []*regexp.Regexp
+	// one record of the answer section, in zone-file form. Their matching
+	// work in one probe is bounded (see judgeDNS).
+	AnswerMatch []*pattern.Regexp
 }
 
 // DNSTypes are the record types a dns probe may query.
@@ -70,7 +74,7 @@ func (o *DNSOptions) equal(p *DNSOptions) bool {
 	}
 	return o.Name == p.Name && o.Type == p.Type && o.Transport == p.Transport &&
 		o.RecursionDesired == p.RecursionDesired && slices.Equal(o.Rcodes, p.Rcodes) &&
-		slices.EqualFunc(o.AnswerMatch, p.AnswerMatch, func(a, b *regexp.Regexp) bool { return regexpString(a) == regexpString(b) })
+		slices.EqualFunc(o.AnswerMatch, p.AnswerMatch, func(a, b *pattern.Regexp) bool { return regexpString(a) == regexpString(b) })
 }
 
 func (o *DNSOptions) validate() error {
@@ -109,7 +113,7 @@ type Proxy struct {
 	Username, Password Secret
 }
 
-func regexpString(re *regexp.Regexp) string {
+func regexpString(re *pattern.Regexp) string {
 	if re == nil {
 		return ""
 	}

@@ -4,7 +4,6 @@ import (
 	"crypto/tls"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/pattern"
 )
 
 func TestTargetValidate(t *testing.T) {
@@ -27,7 +27,7 @@ func TestTargetValidate(t *testing.T) {
 	}
 	bodyMatch := func(maxBytes int64) func(*probing.Target) {
 		return func(t *probing.Target) {
-			t.BodyMatch = &probing.BodyMatch{Regexp: regexp.MustCompile("ok"), MaxBytes: maxBytes}
+			t.BodyMatch = &probing.BodyMatch{Regexp: pattern.MustCompile("ok"), MaxBytes: maxBytes}
 		}
 	}
 
@@ -42,7 +42,7 @@ func TestTargetValidate(t *testing.T) {
 		"OPTIONS": {target: valid(func(t *probing.Target) { t.Method = "OPTIONS" })},
 		"https":   {target: valid(func(t *probing.Target) { t.URL = "https://[::1]/" })},
 		"everything": {target: valid(func(t *probing.Target) {
-			t.ExpectedStatusCodes, t.IPFamily, t.BodyMatch = []int{100, 599}, probing.IPFamilyIPv6, &probing.BodyMatch{Regexp: regexp.MustCompile("x"), MaxBytes: 1}
+			t.ExpectedStatusCodes, t.IPFamily, t.BodyMatch = []int{100, 599}, probing.IPFamilyIPv6, &probing.BodyMatch{Regexp: pattern.MustCompile("x"), MaxBytes: 1}
 		})},
 		"largest body match": {target: valid(bodyMatch(probing.MaxBodyMatchBytes))},
 
@@ -142,7 +142,7 @@ func TestTargetEqual(t *testing.T) {
 		return probing.Target{
 			URL: "https://127.0.0.1/", Method: "POST", Timeout: time.Second, Body: "b",
 			Headers:   []probing.Header{{Name: "A", Value: "1"}},
-			BodyMatch: &probing.BodyMatch{Regexp: regexp.MustCompile("ok"), MaxBytes: 10},
+			BodyMatch: &probing.BodyMatch{Regexp: pattern.MustCompile("ok"), MaxBytes: 10},
 			BasicAuth: &probing.BasicAuth{Username: "u", Password: "p"},
 			TLS:       probing.TLSOptions{RootCAs: []byte("ca"), ServerName: "s", MinVersion: tls.VersionTLS13},
 			IPFamily:  probing.IPFamilyIPv6, CertExpiryWarning: time.Hour,
@@ -152,7 +152,7 @@ func TestTargetEqual(t *testing.T) {
 	for name, mutate := range map[string]func(*probing.Target){
 		"header value":  func(t *probing.Target) { t.Headers[0].Value = "2" },
 		"body":          func(t *probing.Target) { t.Body = "c" },
-		"regexp":        func(t *probing.Target) { t.BodyMatch.Regexp = regexp.MustCompile("ko") },
+		"regexp":        func(t *probing.Target) { t.BodyMatch.Regexp = pattern.MustCompile("ko") },
 		"no body match": func(t *probing.Target) { t.BodyMatch = nil },
 		"invert":        func(t *probing.Target) { t.BodyMatch.Invert = true },
 		"password":      func(t *probing.Target) { t.BasicAuth.Password = "q" },

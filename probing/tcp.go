@@ -125,7 +125,7 @@ func (p *tcpProber) probe(ctx context.Context, t Target, start time.Time) Result
 		}
 		if o.Expect != nil {
 			var end replyEnd
-			if reply, end, err = readReply(conn, o.Expect, o.MaxBytes); err != nil {
+			if reply, end, err = readReply(probeCtx, conn, o.Expect, o.MaxBytes); err != nil {
 				return p.failure(ctx, probeCtx, t, tt, "read", err)
 			}
 			if end != replyMatched {

@@ -1,11 +1,13 @@
 package probing
 
 import (
+	"context"
 	"fmt"
 	"io"
-	"regexp"
 	"slices"
 	"strconv"
+
+	"github.com/networkio/webchecker/probing/pattern"
 )
 
 // replyEnd is why readReply stopped reading.
@@ -30,7 +32,8 @@ const maxEmptyReads = 100
 // readReply reads from r until expect matches everything read so far, r
 // ends (io.EOF), limit bytes were read, or reading fails. It returns what
 // it read (at most limit bytes) and why it stopped; err is the read error
-// other than io.EOF, with what was read before it.
+// other than io.EOF, with what was read before it, or ctx's error when
+// ctx ended during a match.
 //
 // expect is matched after every read that returned data, and once more
 // at EOF (so that an expression matching the empty reply accepts a server
@@ -38,25 +41,25 @@ const maxEmptyReads = 100
 // server's bytes arrived, so "$" means the end of what arrived so far, not
 // the end of the reply. See replyMatcher for what a server that trickles
 // its reply costs.
-func readReply(r io.Reader, expect *regexp.Regexp, limit int64) ([]byte, replyEnd, error) {
-	return newReplyMatcher(expect, limit).read(r)
+func readReply(ctx context.Context, r io.Reader, expect *pattern.Regexp, limit int64) ([]byte, replyEnd, error) {
+	return newReplyMatcher(expect, limit).read(ctx, r)
 }
 
-// matchBudgetFactor bounds the bytes a replyMatcher scans with its regular
-// expression, in multiples of its read limit (at least 4 KiB).
-const matchBudgetFactor = 16
-
 // replyMatcher matches a reply as it arrives. Matching after every read
-// costs the length of what was read so far, so a server that sends its
-// reply a byte at a time would cost time quadratic in its length, up to
-// the read limit and the probe's timeout: a hostile target could keep a
-// probe worker (and a CPU) busy for the whole timeout. The bytes scanned
-// are therefore bounded by a budget (matchBudgetFactor times the read
-// limit): once it is spent, the reply is matched only when the server
-// closes or the limit is reached. A reply of a few kilobytes, however it
-// arrives, never gets near it.
+// costs the length of what was read so far times the expression's program
+// size, so a server that sends its reply a byte at a time would cost time
+// quadratic in its length, up to the read limit and the probe's timeout: a
+// hostile target could keep a probe worker (and a CPU) busy for the whole
+// timeout. The bytes scanned by the matches before the last are therefore
+// bounded by a budget, pattern.MaxWork / Size bytes (at least the read
+// limit, since Validate holds Size × limit under pattern.MaxWork): once it
+// is spent, the reply is matched only when the server closes or the limit
+// is reached. All the matches of one reply thus take at most twice
+// pattern.MaxWork steps, linear in the limit however the reply arrives,
+// and each stops at the probe's deadline. A reply of a few kilobytes never
+// gets near the budget.
 type replyMatcher struct {
-	expect *regexp.Regexp
+	expect *pattern.Regexp
 	limit  int64
 	// budget is what scanned may reach before matching stops until EOF
 	// or the limit.
@@ -66,22 +69,23 @@ type replyMatcher struct {
 	skipped bool
 }
 
-func newReplyMatcher(expect *regexp.Regexp, limit int64) *replyMatcher {
-	return &replyMatcher{expect: expect, limit: limit, budget: matchBudgetFactor * max(limit, 4<<10)}
+func newReplyMatcher(expect *pattern.Regexp, limit int64) *replyMatcher {
+	return &replyMatcher{expect: expect, limit: limit, budget: max(pattern.MaxWork/expect.Size(), limit)}
 }
 
 // match matches reply, counting its length against the budget; final
-// matches (at EOF or at the limit) are always made.
-func (m *replyMatcher) match(reply []byte, final bool) bool {
+// matches (at EOF or at the limit) are always made. It fails with ctx's
+// error when ctx ends first.
+func (m *replyMatcher) match(ctx context.Context, reply []byte, final bool) (bool, error) {
 	if !final && m.scanned+int64(len(reply)) > m.budget {
 		m.skipped = true
-		return false
+		return false, nil
 	}
 	m.scanned += int64(len(reply))
-	return m.expect.Match(reply)
+	return m.expect.MatchContext(ctx, reply)
 }
 
-func (m *replyMatcher) read(r io.Reader) ([]byte, replyEnd, error) {
+func (m *replyMatcher) read(ctx context.Context, r io.Reader) ([]byte, replyEnd, error) {
 	if m.limit <= 0 {
 		return nil, replyLimit, nil
 	}
@@ -95,12 +99,25 @@ func (m *replyMatcher) read(r io.Reader) ([]byte, replyEnd, error) {
 		n, err := r.Read(reply[len(reply):end])
 		reply = reply[:len(reply)+n]
 		full := int64(len(reply)) >= m.limit
-		switch {
-		case n > 0 && m.match(reply, full):
-			return reply, replyMatched, nil
-		case closedByServer(err): // the end of the stream, or a reset: timing tells them apart
-			if (len(reply) == 0 || m.skipped) && m.match(reply, true) {
+		if n > 0 {
+			matched, matchErr := m.match(ctx, reply, full)
+			if matchErr != nil {
+				return reply, replyClosed, matchErr
+			}
+			if matched {
 				return reply, replyMatched, nil
+			}
+		}
+		switch {
+		case closedByServer(err): // the end of the stream, or a reset: timing tells them apart
+			if len(reply) == 0 || m.skipped {
+				matched, matchErr := m.match(ctx, reply, true)
+				if matchErr != nil {
+					return reply, replyClosed, matchErr
+				}
+				if matched {
+					return reply, replyMatched, nil
+				}
 			}
 			return reply, replyClosed, nil
 		case err != nil:

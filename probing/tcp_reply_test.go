@@ -2,13 +2,16 @@ package probing
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
-	"regexp"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/networkio/webchecker/probing/pattern"
 )
 
 // chunkReader returns data in reads of the sizes of chunks (a size of 0
@@ -73,7 +76,7 @@ func TestReadReply(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			reply, end, err := readReply(tc.reader, regexp.MustCompile(tc.expect), tc.max)
+			reply, end, err := readReply(context.Background(), tc.reader, pattern.MustCompile(tc.expect), tc.max)
 			require.ErrorIs(t, err, tc.wantErr)
 			if tc.wantErr == nil {
 				require.NoError(t, err)
@@ -91,12 +94,12 @@ func FuzzReadReply(f *testing.F) {
 	f.Add([]byte("SSH-2.0-OpenSSH_9.6\r\n"), []byte{255}, `^SSH-2\.0-`, int64(4))
 	f.Add([]byte(""), []byte{}, `^$`, int64(1))
 	f.Add([]byte("\xff\xfe\x00binary"), []byte{2}, `(?s).*binary`, int64(1<<20))
-	f.Fuzz(func(t *testing.T, data, chunks []byte, pattern string, maxBytes int64) {
-		re, err := regexp.Compile(pattern)
-		if err != nil || len(pattern) > MaxBodyMatchPattern || maxBytes < 1 || maxBytes > MaxBodyMatchBytes {
+	f.Fuzz(func(t *testing.T, data, chunks []byte, expr string, maxBytes int64) {
+		re, err := pattern.Compile(expr)
+		if err != nil || len(expr) > MaxBodyMatchPattern || maxBytes < 1 || maxBytes > MaxBodyMatchBytes || pattern.CheckWork(re, maxBytes) != nil {
 			t.Skip()
 		}
-		reply, end, err := readReply(&chunkReader{data: data, chunks: chunks}, re, maxBytes)
+		reply, end, err := readReply(context.Background(), &chunkReader{data: data, chunks: chunks}, re, maxBytes)
 		if err != nil && !errors.Is(err, io.ErrNoProgress) {
 			t.Fatalf("unexpected error %v", err)
 		}
@@ -110,7 +113,7 @@ func FuzzReadReply(f *testing.F) {
 			}
 		case end == replyMatched:
 			if !re.Match(reply) {
-				t.Fatalf("matched, but %q does not match %q", pattern, reply)
+				t.Fatalf("matched, but %q does not match %q", expr, reply)
 			}
 		case end == replyClosed:
 			if !bytes.Equal(reply, data) || re.Match(reply) {
@@ -146,15 +149,34 @@ func TestReplyMatcherBoundsTheWorkOfATrickle(t *testing.T) {
 		"empty reply matches at EOF": {nil, "^$", replyMatched},
 	} {
 		t.Run(name, func(t *testing.T) {
-			m := newReplyMatcher(regexp.MustCompile(tc.expect), limit)
-			reply, end, err := m.read(&chunkReader{data: tc.data, chunks: []byte{1}})
+			re := pattern.MustCompile(tc.expect)
+			m := newReplyMatcher(re, limit)
+			reply, end, err := m.read(context.Background(), &chunkReader{data: tc.data, chunks: []byte{1}})
 			require.NoError(t, err)
 			assert.Equal(t, tc.wantEnd, end)
 			assert.LessOrEqual(t, len(reply), limit)
-			// The budget, plus the one final match at EOF or at the limit.
+			// The budget, plus the one final match at EOF or at the limit:
+			// at most twice pattern.MaxWork steps.
 			assert.LessOrEqual(t, m.scanned, m.budget+limit, "bytes scanned")
+			assert.LessOrEqual(t, m.scanned*re.Size(), int64(2*pattern.MaxWork), "steps")
 		})
 	}
 	// Without the budget the trickle above would scan limit²/2 bytes.
-	assert.Less(t, int64(matchBudgetFactor*limit+limit), int64(limit)*limit/2)
+	assert.Less(t, int64(2*pattern.MaxWork), int64(limit)*limit/2*pattern.MustCompile("b").Size())
+}
+
+// TestReadReplyStopsAtTheDeadline: a match of a large program on a long
+// reply stops when the probe's context ends, with its error.
+func TestReadReplyStopsAtTheDeadline(t *testing.T) {
+	re := pattern.MustCompile("[ab]{997}[ab]{999}c") // 1999 instructions
+	data := bytes.Repeat([]byte("a"), 1<<20)         // seconds of matching
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	// A matcher built past Validate (which refuses this limit) shows the
+	// deadline alone stops it.
+	m := &replyMatcher{expect: re, limit: 1 << 20, budget: 1 << 30}
+	_, _, err := m.read(ctx, &chunkReader{data: data, chunks: []byte{255}})
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), time.Second)
 }

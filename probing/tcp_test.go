@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,6 +15,7 @@ import (
 
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/egress"
+	"github.com/networkio/webchecker/probing/pattern"
 	"github.com/networkio/webchecker/probing/probetest"
 )
 
@@ -74,9 +74,9 @@ func runTCPCases(t *testing.T, prober probing.Prober, cases map[string]tcpCase) 
 	}
 }
 
-// expectReply returns TCPOptions that send send and expect pattern.
-func expectReply(send, pattern string, maxBytes int64) *probing.TCPOptions {
-	return &probing.TCPOptions{Send: send, Expect: regexp.MustCompile(pattern), MaxBytes: maxBytes}
+// expectReply returns TCPOptions that send send and expect expr.
+func expectReply(send, expr string, maxBytes int64) *probing.TCPOptions {
+	return &probing.TCPOptions{Send: send, Expect: pattern.MustCompile(expr), MaxBytes: maxBytes}
 }
 
 // resetAfterQuery returns the tcp URL of a server that reads a query,
@@ -514,7 +514,7 @@ func TestTCPProberInvalidTarget(t *testing.T) {
 			wantMessage: "invalid target: HTTP options on a tcp target",
 		},
 		"body match on a tls target": {
-			target:      probing.Target{URL: tcpURL("tls", "healthy.test", srv), Timeout: relaxedTimeout, BodyMatch: &probing.BodyMatch{Regexp: regexp.MustCompile("x"), MaxBytes: 1}},
+			target:      probing.Target{URL: tcpURL("tls", "healthy.test", srv), Timeout: relaxedTimeout, BodyMatch: &probing.BodyMatch{Regexp: pattern.MustCompile("x"), MaxBytes: 1}},
 			wantMessage: "invalid target: HTTP options on a tls target",
 		},
 		"no timeout": {

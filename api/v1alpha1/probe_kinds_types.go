@@ -15,12 +15,21 @@ type TCPProbe struct {
 	// Expect is an RE2 regular expression (Go syntax) that what the server
 	// sends must match: the probe reads until it matches, the server
 	// closes the connection or maxReplyBytes were read (reason
-	// UnexpectedReply), or the timeout expires.
+	// UnexpectedReply), or the timeout expires. Its compiled program may
+	// have at most 2000 instructions, and its size times maxReplyBytes at
+	// most 2^25 (33,554,432); otherwise Ready is False with reason
+	// RegexTooComplex. The API server refuses a repeat count over 99,
+	// counts over 1000 in all, a count over 9 for a group ((...){10}), and,
+	// in a pattern over 32 bytes, a group's count with other counts or over
+	// 256 bytes, before its own check of the expression compiles it (write a literal
+	// { as [{]): a 1 KiB expression of copies of .{1000} took it 38 MB and
+	// 74 ms per create.
 	//
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="type(''.matches(self)) == bool",message="expect must be a valid RE2 regular expression"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[{]([0-9]*,)?[0-9]{3,}') && !self.matches('[)][{]([0-9]*,)?[0-9]{2,}') && self.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() <= 1000 && (!self.matches('[)][{]') || size(self) <= 32 || (size(self) <= 256 && self.findAll('[{][0-9]').size() == self.findAll('[)][{][0-9]').size()))",message="expect's repeat counts must be at most 99 and 1000 in all, and a group's at most 9 (over 32 bytes, a pattern with a group's count has no other, and at most 256 bytes), so that the API server's own check compiles a small program (write a literal { as [{])"
+	// +kubebuilder:validation:XValidation:rule="self.matches('[{]([0-9]*,)?[0-9]{3,}') || self.matches('[)][{]([0-9]*,)?[0-9]{2,}') || self.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() > 1000 || !(!self.matches('[)][{]') || size(self) <= 32 || (size(self) <= 256 && self.findAll('[{][0-9]').size() == self.findAll('[)][{][0-9]').size())) || type(''.matches(self)) == bool",message="expect must be a valid RE2 regular expression"
 	Expect string `json:"expect,omitempty"`
 
 	// MaxReplyBytes is how much of the reply is read at most, at most
@@ -92,14 +101,19 @@ type DNSProbe struct {
 	// AnswerMatch are RE2 regular expressions (Go syntax) that must each
 	// match at least one record of the answer section, written as in a
 	// zone file ("example.com. 300 IN A 192.0.2.1"); otherwise reason
-	// AnswerMismatch.
+	// AnswerMismatch. Each compiles to a program of at most 2000
+	// instructions (otherwise Ready is False with reason
+	// RegexTooComplex), and matching the answer section may take at most
+	// 2^25 steps per probe (program size times record length, summed).
+	// The API server refuses repeat counts as for tcp.expect.
 	//
 	// +optional
 	// +listType=atomic
 	// +kubebuilder:validation:MaxItems=8
 	// +kubebuilder:validation:items:MinLength=1
 	// +kubebuilder:validation:items:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="self.all(r, type(''.matches(r)) == bool)",message="answerMatch entries must be valid RE2 regular expressions"
+	// +kubebuilder:validation:XValidation:rule="self.all(r, !r.matches('[{]([0-9]*,)?[0-9]{3,}') && !r.matches('[)][{]([0-9]*,)?[0-9]{2,}') && r.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() <= 1000 && (!r.matches('[)][{]') || size(r) <= 32 || (size(r) <= 256 && r.findAll('[{][0-9]').size() == r.findAll('[)][{][0-9]').size())))",message="answerMatch entries' repeat counts must be at most 99 and 1000 in all, and a group's at most 9 (over 32 bytes, a pattern with a group's count has no other, and at most 256 bytes), so that the API server's own check compiles a small program (write a literal { as [{])"
+	// +kubebuilder:validation:XValidation:rule="self.all(r, r.matches('[{]([0-9]*,)?[0-9]{3,}') || r.matches('[)][{]([0-9]*,)?[0-9]{2,}') || r.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() > 1000 || !(!r.matches('[)][{]') || size(r) <= 32 || (size(r) <= 256 && r.findAll('[{][0-9]').size() == r.findAll('[)][{][0-9]').size())) || type(''.matches(r)) == bool)",message="answerMatch entries must be valid RE2 regular expressions"
 	AnswerMatch []string `json:"answerMatch,omitempty"`
 }
 

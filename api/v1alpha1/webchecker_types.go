@@ -15,8 +15,9 @@ import (
 // UnexpectedReply for tcp and tls; NotServing, ServiceUnknown,
 // ServingStatusUnknown and GRPCError for grpc; UnexpectedRcode and
 // AnswerMismatch for dns); SecretUnavailable or SecretAccessDisabled when
-// the checker cannot be probed with the Secrets it refers to, and
-// InvalidCondition when a condition does not compile. A certificate that expires soon
+// the checker cannot be probed with the Secrets it refers to,
+// InvalidCondition when a condition does not compile, and RegexTooComplex
+// when a regular expression is over the operator's bounds. A certificate that expires soon
 // does not make it False (see ConditionCertificateValid); one that has
 // expired or is not trusted fails the TLS handshake, and so Ready
 // (TLSError).
@@ -38,6 +39,15 @@ const (
 	// ReasonSuspended is the Ready reason (status Unknown) while
 	// spec.suspend is true: the checker is not probed.
 	ReasonSuspended = "Suspended"
+	// ReasonRegexTooComplex is the Ready reason (status False) of a
+	// checker whose regular expression (spec.bodyMatch.regex,
+	// spec.tcp.expect, spec.dns.answerMatch[i], or a pattern of matches()
+	// in spec.conditions) compiles to a program of more than 2000
+	// instructions, or whose program size times the bytes it may be
+	// matched on (maxBodyBytes, maxReplyBytes) is over 2^25 steps: the
+	// checker is not probed until the spec changes, and the message names
+	// the field and the limit.
+	ReasonRegexTooComplex = "RegexTooComplex"
 
 	// ConditionCertificateValid is True while the served certificate chain
 	// is valid for longer than the warning period.
@@ -402,12 +412,20 @@ type SecretKeySelector struct {
 // BodyMatch checks the response body with a regular expression.
 type BodyMatch struct {
 	// Regex is an RE2 regular expression (Go syntax) searched for in the
-	// first maxBodyBytes of the response body.
+	// first maxBodyBytes of the response body. Its compiled program may
+	// have at most 2000 instructions, and its size times maxBodyBytes at
+	// most 2^25 (33,554,432): a matching step per instruction per byte,
+	// the worst case. Otherwise Ready is False with reason RegexTooComplex.
+	// The API server refuses a repeat count over 99, counts over 1000 in
+	// all, a count over 9 for a group ((...){10}), and, in a pattern over
+	// 32 bytes, a group's count with other counts or over 256 bytes, before
+	// compiling it in its own check (write a literal { as [{]).
 	//
 	// +required
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
-	// +kubebuilder:validation:XValidation:rule="type(''.matches(self)) == bool",message="regex must be a valid RE2 regular expression"
+	// +kubebuilder:validation:XValidation:rule="!self.matches('[{]([0-9]*,)?[0-9]{3,}') && !self.matches('[)][{]([0-9]*,)?[0-9]{2,}') && self.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() <= 1000 && (!self.matches('[)][{]') || size(self) <= 32 || (size(self) <= 256 && self.findAll('[{][0-9]').size() == self.findAll('[)][{][0-9]').size()))",message="regex's repeat counts must be at most 99 and 1000 in all, and a group's at most 9 (over 32 bytes, a pattern with a group's count has no other, and at most 256 bytes), so that the API server's own check compiles a small program (write a literal { as [{])"
+	// +kubebuilder:validation:XValidation:rule="self.matches('[{]([0-9]*,)?[0-9]{3,}') || self.matches('[)][{]([0-9]*,)?[0-9]{2,}') || self.findAll('[{,][0-9]{1,2}').map(m, int(m.substring(1))).sum() > 1000 || !(!self.matches('[)][{]') || size(self) <= 32 || (size(self) <= 256 && self.findAll('[{][0-9]').size() == self.findAll('[)][{][0-9]').size())) || type(''.matches(self)) == bool",message="regex must be a valid RE2 regular expression"
 	Regex string `json:"regex"`
 
 	// Invert makes a match a failure: the body must not match regex.

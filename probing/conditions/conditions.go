@@ -2,6 +2,7 @@ package conditions
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -14,6 +15,7 @@ import (
 	"github.com/google/cel-go/common/types"
 
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/pattern"
 )
 
 // Limits of spec.conditions; the CRD mirrors them.
@@ -36,10 +38,14 @@ const (
 	MaxStringBytes = 4 << 20
 	// MaxRegexProgramSize is the size at most of the program of a regular
 	// expression of matches(), in RE2 instructions: matching takes at most
-	// this many steps per byte of the string.
-	MaxRegexProgramSize = 1000
+	// this many steps per byte of the string. It is pattern.MaxProgramSize,
+	// the bound of every regular expression of a WebChecker.
+	MaxRegexProgramSize = pattern.MaxProgramSize
 	// MaxRegexSteps bounds the steps of one match (the size of the string
 	// times the size of the program), about 0.1s: a longer match fails.
+	// A match's cost is its steps over MaxRegexSteps/MaxCost, so that one
+	// condition's matches take at most twice MaxRegexSteps (the cost is
+	// checked after each call).
 	MaxRegexSteps = 10_000_000
 	// MaxEvaluationTime bounds the time of a Judge call (all conditions):
 	// past it the evaluation of a comprehension stops with an error. It is
@@ -77,7 +83,14 @@ type CompileError struct {
 	Expression string
 	// Reason is what is wrong, bounded and stable.
 	Reason string
+	// Err is the error behind Reason, when there is one: a
+	// *pattern.TooComplexError for a pattern of matches() over the
+	// pattern package's bounds (errors.Is(err, pattern.ErrTooComplex)).
+	Err error
 }
+
+// Unwrap returns e.Err.
+func (e *CompileError) Unwrap() error { return e.Err }
 
 // Error implements error: condition N (from 1), its expression (quoted,
 // abbreviated) and the reason.
@@ -108,9 +121,9 @@ func Compile(kind probing.Kind, conds []Condition) (probing.Judge, error) {
 	var src strings.Builder
 	src.WriteString(string(kind))
 	for i, c := range conds {
-		cc, reason, field := compile(env, kind, c)
+		cc, reason, field, cause := compile(env, kind, c)
 		if reason != "" {
-			return nil, &CompileError{Index: i, Field: field, Expression: c.Expression, Reason: probing.Truncate(oneLine(reason), maxReasonBytes)}
+			return nil, &CompileError{Index: i, Field: field, Expression: c.Expression, Reason: probing.Truncate(oneLine(reason), maxReasonBytes), Err: cause}
 		}
 		j.conds[i] = cc
 		j.needsBody = j.needsBody || cc.needsBody
@@ -127,15 +140,35 @@ type compiled struct {
 	needsBody bool
 }
 
-// compile compiles one condition, or returns why it does not compile and
-// the field at fault. A panic of the CEL compiler is a reason too.
-func compile(env *cel.Env, kind probing.Kind, c Condition) (cc compiled, reason, field string) {
+// compile compiles one condition, or returns why it does not compile, the
+// field at fault and the error behind (a pattern's, or nil). A panic of
+// the CEL compiler is a reason too.
+func compile(env *cel.Env, kind probing.Kind, c Condition) (cc compiled, reason, field string, cause error) {
 	defer func() {
 		if r := recover(); r != nil {
-			cc, reason, field = compiled{Condition: c}, fmt.Sprintf("internal error of the CEL compiler: %v", r), "expression"
+			cc, reason, field, cause = compiled{Condition: c}, fmt.Sprintf("internal error of the CEL compiler: %v", r), "expression", nil
 		}
 	}()
-	return compileCondition(env, kind, c)
+	for _, p := range literalPatterns(env, c) {
+		if _, err := pattern.Compile(p); err != nil {
+			return compiled{Condition: c}, err.Error(), "expression", err
+		}
+	}
+	cc, reason, field = compileCondition(env, kind, c)
+	return cc, reason, field, nil
+}
+
+// literalPatterns are the constant patterns of matches() in c's
+// expression (none when it does not parse: compileCondition says why).
+func literalPatterns(env *cel.Env, c Condition) []string {
+	if strings.TrimSpace(c.Expression) == "" || len(c.Expression) > MaxExpressionBytes || !utf8.ValidString(c.Expression) {
+		return nil
+	}
+	parsed, iss := env.Parse(c.Expression)
+	if iss.Err() != nil {
+		return nil
+	}
+	return scan(parsed.NativeRep().Expr()).patterns
 }
 
 func compileCondition(env *cel.Env, kind probing.Kind, c Condition) (compiled, string, string) {
@@ -161,11 +194,6 @@ func compileCondition(env *cel.Env, kind probing.Kind, c Condition) (compiled, s
 	for _, name := range uses.creates {
 		if slices.ContainsFunc(objectDefs, func(d *objectDef) bool { return d.typ.TypeName() == name }) {
 			return cc, fmt.Sprintf("%s cannot be created in a condition", name), "expression"
-		}
-	}
-	for _, p := range uses.patterns {
-		if _, err := compileRegex(p); err != nil {
-			return cc, err.Error(), "expression"
 		}
 	}
 	checked, iss := env.Check(parsed)
@@ -258,7 +286,10 @@ func (j *judge) evaluate(ctx context.Context, a *probing.Answer) (bool, string, 
 	defer cancel()
 	s := newState(a, time.Now())
 	for i, c := range j.conds {
-		if err := ctx.Err(); err != nil {
+		// Before each condition: CEL checks the context only between
+		// comprehension iterations, and a condition without one (a costly
+		// matches()) runs to its end or its cost limit.
+		if err := evalCtx.Err(); err != nil {
 			return false, j.unevaluated(i, evalError(ctx, evalCtx, err)), s
 		}
 		out, _, err := c.program.ContextEval(evalCtx, s)
@@ -276,15 +307,72 @@ func (j *judge) evaluate(ctx context.Context, a *probing.Answer) (bool, string, 
 
 // evalError is the reason of an evaluation's error err: the caller's
 // context ended, the evaluation took longer than MaxEvaluationTime, or
-// the error of the expression.
+// the error of the expression, as a fixed text of its kind (evalErrorText).
 func evalError(ctx, evalCtx context.Context, err error) string {
 	switch {
+	case strings.Contains(err.Error(), "cost limit exceeded"):
+		// The cost stopped it, even if a deadline passed meanwhile.
+		return evalErrorText(err)
 	case ctx.Err() != nil:
 		return "probe cancelled: " + ctx.Err().Error()
 	case evalCtx.Err() != nil:
 		return fmt.Sprintf("the evaluation took longer than %v", MaxEvaluationTime)
 	}
-	return err.Error()
+	return evalErrorText(err)
+}
+
+// safeError is an error whose text this package fixes: it holds nothing
+// of the answer, so a message may show it.
+type safeError string
+
+func (e safeError) Error() string { return string(e) }
+
+// evalErrorKinds are the fixed texts of CEL's evaluation errors, each
+// found by a part of CEL's message that names its kind, in order. The
+// rest of CEL's message can hold values of the answer (the key not found,
+// the string that did not convert, an index computed from the body), so
+// it is never shown.
+var evalErrorKinds = []struct{ marker, text string }{
+	{"cost limit exceeded", fmt.Sprintf("the evaluation exceeded its cost limit (%d)", MaxCost)},
+	{"interrupted", "the evaluation was interrupted"},
+	{"no such key", "no such key"},
+	{"no such attribute", "no such attribute"},
+	{"no such field", "no such field"},
+	{"index out of range", "index out of range"},
+	{"index out of bounds", "index out of range"},
+	{"substring range", "index out of range"},
+	{"division by zero", "division by zero"},
+	{"modulus by zero", "modulus by zero"},
+	{"unsigned integer overflow", "unsigned integer overflow"},
+	{"integer overflow", "integer overflow"},
+	{"duration overflow", "duration overflow"},
+	{"timestamp overflow", "timestamp overflow"},
+	{"overflow", "overflow"},
+	{"range error", "value out of range of the conversion"},
+	{"timestamp", "invalid timestamp: not an RFC 3339 timestamp in range"},
+	{"duration", "invalid duration"},
+	{"type conversion error", "invalid conversion"},
+	{"no matching overload", "no such overload"},
+	{"no such overload", "no such overload"},
+	{"optional.none()", "optional.none() dereference"},
+	{"unsupported key type", "unsupported key type"},
+}
+
+// evalErrorText is the fixed text of an evaluation error: this package's
+// own (a safeError), or the text of its kind (evalErrorKinds), or a text
+// that says only that there was an error.
+func evalErrorText(err error) string {
+	var safe safeError
+	if errors.As(err, &safe) {
+		return string(safe)
+	}
+	msg := err.Error()
+	for _, k := range evalErrorKinds {
+		if strings.Contains(msg, k.marker) {
+			return k.text
+		}
+	}
+	return "evaluation error (its text is not shown: it may hold what the target sent)"
 }
 
 // failed is the message of condition i being false.

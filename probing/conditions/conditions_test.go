@@ -89,7 +89,7 @@ func TestHTTPVariables(t *testing.T) {
 		"canonical name absent":   {expr: "!('Content-Type' in response.headers)", answer: a, ok: true},
 		"values joined":           {expr: "response.headers['x-multi'] == 'one, two'", answer: a, ok: true},
 		"invalid UTF-8 replaced":  {expr: "response.headers['invalid'] == 'a\\uFFFDb'", answer: a, ok: true},
-		"missing header":          {expr: "response.headers['x-none'] == ''", answer: a, msg: `condition 1 ("response.headers['x-none'] == ''") could not be evaluated: no such key: x-none`},
+		"missing header":          {expr: "response.headers['x-none'] == ''", answer: a, msg: `condition 1 ("response.headers['x-none'] == ''") could not be evaluated: no such key`},
 		"optional header":         {expr: "response.headers[?'x-none'].orValue('') == ''", answer: a, ok: true},
 		"body":                    {expr: "response.body.startsWith('all good')", answer: a, ok: true},
 		"body contains":           {expr: "response.body.contains('bad')", answer: a, msg: "condition 1 failed: response.body.contains('bad')"},
@@ -103,7 +103,7 @@ func TestHTTPVariables(t *testing.T) {
 		"cel.bind":                {expr: "cel.bind(c, response.code, c >= 200 && c < 300)", answer: a, ok: true},
 		"no HTTP answer":          {expr: "response.code == 200", answer: &probing.Answer{Kind: probing.KindHTTP}, msg: `condition 1 ("response.code == 200") could not be evaluated: response.code is not set: the probe has no HTTP response`},
 		"dyn select":              {expr: "dyn(response).code == 200", answer: a, ok: true},
-		"dyn missing field":       {expr: "dyn(response).nope == 200", answer: a, msg: `condition 1 ("dyn(response).nope == 200") could not be evaluated: no such key: nope`},
+		"dyn missing field":       {expr: "dyn(response).nope == 200", answer: a, msg: `condition 1 ("dyn(response).nope == 200") could not be evaluated: no such key`},
 		"type of response":        {expr: "type(response) != type(1)", answer: a, ok: true},
 		"response equals itself":  {expr: "response == response", answer: a, ok: true},
 		"has on a fixed field":    {expr: "has(response.code)", answer: a, ok: true},
@@ -191,18 +191,18 @@ func TestJSON(t *testing.T) {
 		"array of objects":        {expr: "response.json.items.exists(i, i.name == 'b' && !i.healthy)", answer: a, ok: true},
 		"array all":               {expr: "response.json.items.all(i, i.healthy)", answer: a, msg: "condition 1 failed: response.json.items.all(i, i.healthy)"},
 		"index":                   {expr: "response.json['items'][0]['name'] == 'a'", answer: a, ok: true},
-		"missing key":             {expr: "response.json.state == 'ok'", answer: a, msg: `condition 1 ("response.json.state == 'ok'") could not be evaluated: no such key: state`},
-		"missing nested key":      {expr: "response.json.nested.cache.state == 'up'", answer: a, msg: `condition 1 ("response.json.nested.cache.state == 'up'") could not be evaluated: no such key: cache`},
-		"index out of range":      {expr: "response.json.items[5].name == 'x'", answer: a, msg: `condition 1 ("response.json.items[5].name == 'x'") could not be evaluated: index out of bounds: 5`},
+		"missing key":             {expr: "response.json.state == 'ok'", answer: a, msg: `condition 1 ("response.json.state == 'ok'") could not be evaluated: no such key`},
+		"missing nested key":      {expr: "response.json.nested.cache.state == 'up'", answer: a, msg: `condition 1 ("response.json.nested.cache.state == 'up'") could not be evaluated: no such key`},
+		"index out of range":      {expr: "response.json.items[5].name == 'x'", answer: a, msg: `condition 1 ("response.json.items[5].name == 'x'") could not be evaluated: index out of range`},
 		"has missing key":         {expr: "!has(response.json.state) && has(response.json.status)", answer: a, ok: true},
 		"optional missing key":    {expr: "response.json.?state.orValue('none') == 'none'", answer: a, ok: true},
 		"type error on dyn":       {expr: "response.json.status > 1", answer: a, msg: `condition 1 ("response.json.status > 1") could not be evaluated: no such overload`},
 		"string keys only":        {expr: "response.json.size() == 8", answer: a, ok: true},
 		"top-level array":         {expr: "response.json.size() == 2 && response.json[1] == 'b'", answer: httpAnswer(200, `["a","b"]`), ok: true},
 		"top-level number":        {expr: "response.json == 42", answer: httpAnswer(200, " 42\n"), ok: true},
-		"invalid JSON":            {expr: "response.json.status == 'ok'", answer: httpAnswer(200, "<html>ok</html>"), msg: `condition 1 ("response.json.status == 'ok'") could not be evaluated: response body is not JSON: invalid character '<' looking for beginning of value`},
-		"truncated JSON":          {expr: "response.json.status == 'ok'", answer: httpAnswer(200, `{"status":"o`), msg: `condition 1 ("response.json.status == 'ok'") could not be evaluated: response body is not JSON: unexpected end of JSON input`},
-		"trailing data":           {expr: "response.json.status == 'ok'", answer: httpAnswer(200, `{"status":"ok"} x`), msg: `condition 1 ("response.json.status == 'ok'") could not be evaluated: response body is not JSON: invalid character 'x' after top-level value`},
+		"invalid JSON":            {expr: "response.json.status == 'ok'", answer: httpAnswer(200, "<html>ok</html>"), msg: `condition 1 ("response.json.status == 'ok'") could not be evaluated: response body is not JSON`},
+		"truncated JSON":          {expr: "response.json.status == 'ok'", answer: httpAnswer(200, `{"status":"o`), msg: `condition 1 ("response.json.status == 'ok'") could not be evaluated: response body is not JSON`},
+		"trailing data":           {expr: "response.json.status == 'ok'", answer: httpAnswer(200, `{"status":"ok"} x`), msg: `condition 1 ("response.json.status == 'ok'") could not be evaluated: response body is not JSON`},
 		"empty body":              {expr: "response.json.status == 'ok'", answer: httpAnswer(200, " \n"), msg: `condition 1 ("response.json.status == 'ok'") could not be evaluated: response body is empty, not JSON`},
 		"has json on invalid":     {expr: "!has(response.json)", answer: httpAnswer(200, "<html>"), ok: true},
 		"has json on valid":       {expr: "has(response.json)", answer: a, ok: true},
@@ -227,7 +227,7 @@ func TestMessages(t *testing.T) {
 		"all hold":                      {answer: httpAnswer(200, `{"status":"ok","version":"2.1"}`), ok: true},
 		"first fails, no message":       {answer: httpAnswer(500, `{"status":"down"}`), msg: "condition 1 failed: response.code == 200"},
 		"second fails with its message": {answer: httpAnswer(200, `{"status":"down"}`), msg: "the service is not ok"},
-		"second cannot be evaluated":    {answer: httpAnswer(200, `{}`), msg: `condition 2 ("response.json.status == 'ok'") could not be evaluated: no such key: status`},
+		"second cannot be evaluated":    {answer: httpAnswer(200, `{}`), msg: `condition 2 ("response.json.status == 'ok'") could not be evaluated: no such key`},
 		"third cannot be evaluated":     {answer: httpAnswer(200, `{"status":"ok","version":2}`), msg: `condition 3 ("response.json.version.startsWith('2.')") could not be evaluated: no such overload`},
 		"nil answer":                    {msg: "conditions not evaluated: the probe has no answer"},
 		"answer of another kind":        {answer: &probing.Answer{Kind: probing.KindDNS}, msg: "conditions not evaluated: conditions of http probes cannot judge a dns probe"},
@@ -253,7 +253,7 @@ func TestLongExpressionMessages(t *testing.T) {
 	ok, msg := j.Judge(context.Background(), httpAnswer(200, "{}"))
 	assert.False(t, ok)
 	assert.Contains(t, msg, `condition 1 ("response.code == 200 && response.body != 'x'`)
-	assert.Contains(t, msg, `…") could not be evaluated: no such key: nope`)
+	assert.Contains(t, msg, `…") could not be evaluated: no such key`)
 	assert.Less(t, len(msg), 300, msg)
 
 	_, err = conditions.Compile(probing.KindHTTP, []conditions.Condition{{Expression: long + " +"}})
@@ -300,7 +300,7 @@ func TestCompileErrors(t *testing.T) {
 		"lists extension":          {cond: conditions.Condition{Expression: "lists.range(3).size() == 3"}, reason: "undeclared reference to 'lists' (at 1:1)"},
 		"sets extension":           {cond: conditions.Condition{Expression: "sets.contains([1], [1])"}, reason: "undeclared reference to 'sets' (at 1:1)"},
 		"invalid regexp":           {cond: conditions.Condition{Expression: "response.body.matches('(')"}, reason: "invalid regular expression: error parsing regexp: missing closing ): `(`"},
-		"regexp too complex":       {cond: conditions.Condition{Expression: "matches(response.body, '(a{0,40}b){0,20}')"}, reason: "regular expression too complex:"},
+		"regexp too complex":       {cond: conditions.Condition{Expression: "matches(response.body, '(a{0,40}b){0,25}')"}, reason: "regular expression too complex:"},
 		"struct creation":          {cond: conditions.Condition{Expression: "webchecker.Response{code: 200} == response"}, reason: "webchecker.Response"},
 		"recursion":                {cond: conditions.Condition{Expression: strings.Repeat("(", 300) + "true" + strings.Repeat(")", 300)}, reason: "expression recursion limit exceeded: 250"},
 		"many errors, three shown": {cond: conditions.Condition{Expression: "a == b && c == d"}, reason: "undeclared reference to 'a' (at 1:1); undeclared reference to 'b' (at 1:6); undeclared reference to 'c' (at 1:11); and 1 more errors"},
@@ -443,7 +443,7 @@ func TestCostLimit(t *testing.T) {
 	start := time.Now()
 	ok, msg := j.Judge(context.Background(), httpAnswer(200, body))
 	assert.False(t, ok)
-	assert.Equal(t, `condition 1 ("response.body.split('').all(c, response.body.contains(c))") could not be evaluated: operation cancelled: actual cost limit exceeded`, msg)
+	assert.Equal(t, `condition 1 ("response.body.split('').all(c, response.body.contains(c))") could not be evaluated: the evaluation exceeded its cost limit (1000000)`, msg)
 	assert.Less(t, time.Since(start), conditions.MaxEvaluationTime, "stopped by the cost, not the time")
 }
 
@@ -497,10 +497,10 @@ func TestGuards(t *testing.T) {
 		"replace too large":        {expr: "response.body.replace('', response.body).size() > 0", answer: a, msg: `condition 1 ("response.body.replace('', response.body).size() > 0") could not be evaluated: replace: the result would be longer than 4194304 bytes`},
 		"join":                     {expr: "['a', 'b'].join() == 'ab' && ['a', 'b'].join(', ') == 'a, b' && [].join('-') == ''", answer: a, ok: true},
 		"join too large":           {expr: "response.body.split('').join(response.body).size() > 0", answer: a, msg: `condition 1 ("response.body.split('').join(response.body).size() > 0") could not be evaluated: join: the result would be longer than 4194304 bytes`},
-		"matches on a long body":   {expr: "response.body.matches('(a|aa)*(a{0,20}){0,20}b')", answer: a, msg: `condition 1 ("response.body.matches('(a|aa)*(a{0,20}){0,20}b')") could not be evaluated: matches: the regular expression (870 instructions) could take too long on a string of more than 11494 bytes`},
+		"matches on a long body":   {expr: "response.body.matches('(a|aa)*(a{0,20}){0,20}b')", answer: a, msg: `condition 1 ("response.body.matches('(a|aa)*(a{0,20}){0,20}b')") could not be evaluated: matches: the match could take more than 10000000 steps (program size × string length)`},
 		"matches a dynamic regexp": {expr: "'abc'.matches(response.body.substring(0, 1) + 'b')", answer: a, ok: true},
-		"dynamic regexp too large": {expr: "'abc'.matches('(' + response.body.substring(0, 100) + '){0,100}')", answer: a, msg: `condition 1 ("'abc'.matches('(' + response.body.substring(0, 100) + '){0,100}')") could not be evaluated: regular expression too complex: 10302 instructions, more than 1000`},
-		"dynamic regexp invalid":   {expr: "'abc'.matches(response.body.substring(0, 1) + '(')", answer: a, msg: "condition 1 (\"'abc'.matches(response.body.substring(0, 1) + '(')\") could not be evaluated: invalid regular expression: error parsing regexp: missing closing ): `a(`"},
+		"dynamic regexp too large": {expr: "'abc'.matches('(' + response.body.substring(0, 100) + '){0,100}')", answer: a, msg: `condition 1 ("'abc'.matches('(' + response.body.substring(0, 100) + '){0,100}')") could not be evaluated: matches: regular expression too complex (more than 2000 instructions, or longer than 1024 bytes)`},
+		"dynamic regexp invalid":   {expr: "'abc'.matches(response.body.substring(0, 1) + '(')", answer: a, msg: "condition 1 (\"'abc'.matches(response.body.substring(0, 1) + '(')\") could not be evaluated: matches: invalid regular expression"},
 	})
 }
 
@@ -519,7 +519,7 @@ func TestLinearIndexOf(t *testing.T) {
 		start := time.Now()
 		ok, msg := j.Judge(context.Background(), a)
 		assert.False(t, ok)
-		assert.Equal(t, fmt.Sprintf("condition 1 (%q) could not be evaluated: operation cancelled: actual cost limit exceeded", expr), msg)
+		assert.Equal(t, fmt.Sprintf("condition 1 (%q) could not be evaluated: the evaluation exceeded its cost limit (1000000)", expr), msg)
 		assert.Less(t, time.Since(start), 2*time.Second)
 	}
 }
@@ -533,11 +533,11 @@ func TestIndexOf(t *testing.T) {
 		"indexOf":                 {expr: "'hello mellow'.indexOf('ello') == 1 && 'hello'.indexOf('x') == -1 && 'hello'.indexOf('') == 0", answer: a, ok: true},
 		"indexOf offset":          {expr: "'hello mellow'.indexOf('ello', 2) == 7 && 'hello'.indexOf('', 3) == 3 && 'hello'.indexOf('', 9) == 5 && 'hello'.indexOf('o', 5) == -1", answer: a, ok: true},
 		"indexOf runes":           {expr: "'€uro €uro'.indexOf('uro', 2) == 6 && 'ÿ€x'.indexOf('x') == 2", answer: a, ok: true},
-		"indexOf negative offset": {expr: "'hello'.indexOf('l', -1) == 2", answer: a, msg: `condition 1 ("'hello'.indexOf('l', -1) == 2") could not be evaluated: index out of range: -1`},
+		"indexOf negative offset": {expr: "'hello'.indexOf('l', -1) == 2", answer: a, msg: `condition 1 ("'hello'.indexOf('l', -1) == 2") could not be evaluated: index out of range`},
 		"lastIndexOf":             {expr: "'hello mellow'.lastIndexOf('ello') == 7 && 'hello'.lastIndexOf('x') == -1 && 'hello'.lastIndexOf('') == 5 && ''.lastIndexOf('a') == -1", answer: a, ok: true},
 		"lastIndexOf offset":      {expr: "'hello mellow'.lastIndexOf('ello', 6) == 1 && 'hello mellow'.lastIndexOf('ello', 7) == 7 && 'hello'.lastIndexOf('', 2) == 2 && 'hello'.lastIndexOf('l', 9) == -1", answer: a, ok: true},
 		"lastIndexOf runes":       {expr: "'€uro €uro'.lastIndexOf('€') == 5 && '€uro €uro'.lastIndexOf('€u', 4) == 0 && 'ab'.lastIndexOf('abc', 1) == -1", answer: a, ok: true},
-		"lastIndexOf negative":    {expr: "'hello'.lastIndexOf('l', -1) == 2", answer: a, msg: `condition 1 ("'hello'.lastIndexOf('l', -1) == 2") could not be evaluated: index out of range: -1`},
+		"lastIndexOf negative":    {expr: "'hello'.lastIndexOf('l', -1) == 2", answer: a, msg: `condition 1 ("'hello'.lastIndexOf('l', -1) == 2") could not be evaluated: index out of range`},
 	})
 }
 
@@ -616,6 +616,6 @@ func TestMapOrder(t *testing.T) {
 		ok, msg := j.Judge(context.Background(), a)
 		assert.False(t, ok)
 		// z1's value is a string: the first error, whatever Go's map order.
-		assert.Equal(t, `condition 4 ("response.json.all(k, response.json[k].n >= 0)") could not be evaluated: no such key: n`, msg)
+		assert.Equal(t, `condition 4 ("response.json.all(k, response.json[k].n >= 0)") could not be evaluated: no such key`, msg)
 	}
 }

@@ -60,10 +60,15 @@
 // {"count": 3}. Arithmetic does not mix them: response.json.count + 1
 // cannot be evaluated ("no such overload"), int(response.json.count) + 1
 // or response.json.count + 1.0 can. A missing key makes the condition fail
-// ("no such key: status"); has(response.json.status) and
+// ("no such key"); has(response.json.status) and
 // response.json.?status.orValue("") test for it. A body that is not JSON
 // makes every condition reading response.json fail with "response body is
-// not JSON: ..." (has(response.json) is false).
+// not JSON" (has(response.json) is false). A body whose decoded value
+// could take more than MaxJSONMemory (16 MiB, 16 times the largest body
+// limit) is not decoded, and fails alike ("response body is too large a
+// JSON value"): the memory is estimated before decoding, from above
+// (decoded, JSON takes up to 67 bytes per byte for nested objects, about 8
+// for typical API responses).
 //
 // # Language
 //
@@ -84,8 +89,13 @@
 // message: its Message, or "condition N failed: <expression>" (N counts
 // from 1). One that cannot be evaluated (a missing key, a type error on
 // dyn, a limit below) fails with "condition N ("<expression>") could not
-// be evaluated: <reason>". Messages depend only on the conditions and the
-// answer, so that an unchanged failure writes nothing.
+// be evaluated: <reason>", where the reason is a fixed text of the error's
+// kind ("no such key", "index out of range", "invalid conversion",
+// "division by zero", "integer overflow", the cost limit, ...): CEL's own
+// texts quote the values at fault, which come from what the target sent,
+// and status and Events are readable by everyone with view. Messages
+// depend only on the conditions and the answer, so that an unchanged
+// failure writes nothing.
 //
 // An expression is bounded in size (MaxExpressionBytes), and so is its
 // evaluation, which runs in the operator for every probe of a target
@@ -93,8 +103,11 @@
 //
 //   - Cost: every condition's evaluation stops past MaxCost (1e6, the
 //     per-expression limit of Kubernetes' validation rules), in CEL's cost
-//     units (about one per operation, and one per ten bytes a string
-//     function scans).
+//     units (about one per operation, one per ten bytes a string function
+//     scans, and for matches() one per ten steps of its worst case, program
+//     size × string length: CEL's default charges the pattern's length).
+//     The cost is checked after each call, so one condition's matches take
+//     at most 2 × MaxRegexSteps steps.
 //   - Time: all the conditions of a probe get MaxEvaluationTime. cel-go's
 //     runtime cost tracking takes time quadratic in the iterations of a
 //     comprehension (about 1s for 20,000 iterations on this project's
@@ -102,13 +115,17 @@
 //     evaluation, checked every 100 iterations, ends at that deadline, or
 //     with the caller's context. This is wall-clock time, generous so that
 //     only a runaway comprehension (or a process starved of CPU that long)
-//     meets it.
+//     meets it. Both deadlines are checked before each condition too: a
+//     condition without a comprehension is never started past them.
 //   - Size: CEL checks the cost after each function call, so a call whose
 //     result or time is far larger than its arguments is guarded before it
 //     runs: replace and join refuse to build a string over MaxStringBytes;
 //     matches refuses a pattern whose program is over MaxRegexProgramSize
-//     instructions (at compile time for a literal pattern), and a match of
-//     more than MaxRegexSteps steps (string bytes times program size);
+//     instructions (pattern.MaxProgramSize, the bound of every regular
+//     expression of a WebChecker: at compile time for a literal pattern,
+//     and the condition's error then unwraps to pattern.ErrTooComplex), and
+//     a match of more than MaxRegexSteps steps (string bytes times program
+//     size);
 //     indexOf and lastIndexOf search in linear time (the extension's take
 //     len(s) × len(sub)).
 //

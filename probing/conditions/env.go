@@ -1,9 +1,8 @@
 package conditions
 
 import (
+	"errors"
 	"fmt"
-	"regexp"
-	"regexp/syntax"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -14,8 +13,10 @@ import (
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/common/types/traits"
 	"github.com/google/cel-go/ext"
+	"github.com/google/cel-go/interpreter"
 
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/pattern"
 )
 
 // envs are the CEL environments of the kinds, built once.
@@ -58,12 +59,40 @@ func newEnv(kind probing.Kind) (*cel.Env, error) {
 	return cel.NewCustomEnv(opts...)
 }
 
-// programOptions are the options of every condition's program.
+// programOptions are the options of every condition's program: the cost
+// limit, with matches() charged by its work (matchesCost), and the
+// interrupt checks.
 func programOptions() []cel.ProgramOption {
 	return []cel.ProgramOption{
 		cel.CostLimit(MaxCost),
+		cel.CostTrackerOptions(
+			interpreter.OverloadCostTracker("matches", matchesCost),
+			interpreter.OverloadCostTracker("matches_string", matchesCost)),
 		cel.InterruptCheckFrequency(interruptCheckFrequency),
 	}
+}
+
+// regexStepsPerCost is how many steps of a regular expression's match one
+// unit of cost pays for: as CEL charges one unit per ten bytes a string
+// function scans, MaxCost pays for MaxRegexSteps.
+const regexStepsPerCost = MaxRegexSteps / MaxCost
+
+// matchesCost is the runtime cost of a call of matches(): the most steps
+// the match could take, program size × (1 + the string's length), in
+// units of regexStepsPerCost. CEL's own estimate charges by the pattern's
+// length, a tenth of the length of a 1000-instruction .{1000}. A pattern
+// that did not compile costs one.
+func matchesCost(args []ref.Val, _ ref.Val) *uint64 {
+	cost := uint64(1)
+	if len(args) == 2 {
+		s, okS := args[0].(types.String)
+		p, okP := args[1].(types.String)
+		// A match refused for its work (errMatchesTooLong) did not run.
+		if re, ok := regexps.peek(string(p)); okS && okP && ok && re.Work(len(s)) <= MaxRegexSteps {
+			cost = max(1, uint64(re.Work(len(s)+1))/regexStepsPerCost)
+		}
+	}
+	return &cost
 }
 
 // forbiddenOverloads are the functions of the libraries that conditions
@@ -111,84 +140,83 @@ func guards() []cel.EnvOption {
 	}
 }
 
+// Errors of matches(), fixed texts: the pattern may be built from what
+// the target sent.
+var (
+	errMatchesInvalid    = safeError("matches: invalid regular expression")
+	errMatchesTooComplex = safeError(fmt.Sprintf("matches: regular expression too complex (more than %d instructions, or longer than %d bytes)",
+		pattern.MaxProgramSize, pattern.MaxPatternBytes))
+	errMatchesTooLong = safeError(fmt.Sprintf("matches: the match could take more than %d steps (program size × string length)", MaxRegexSteps))
+)
+
 // matches is s.matches(pattern), refused when the match could take more
-// than MaxRegexSteps steps.
-func matches(s, pattern ref.Val) ref.Val {
+// than MaxRegexSteps steps. Its cost is matchesCost.
+func matches(s, p ref.Val) ref.Val {
 	str, okS := s.(types.String)
-	p, okP := pattern.(types.String)
+	expr, okP := p.(types.String)
 	if !okS || !okP {
 		return types.NewErr("no such overload")
 	}
-	re, err := regexps.get(string(p))
-	if err != nil {
-		return types.WrapErr(err)
-	}
-	if int64(len(str))*int64(re.size) > MaxRegexSteps {
-		return types.NewErr("matches: the regular expression (%d instructions) could take too long on a string of more than %d bytes",
-			re.size, MaxRegexSteps/re.size)
+	re, err := regexps.get(string(expr))
+	switch {
+	case errors.Is(err, pattern.ErrTooComplex):
+		return types.WrapErr(errMatchesTooComplex)
+	case err != nil:
+		return types.WrapErr(errMatchesInvalid)
+	case re.Work(len(str)) > MaxRegexSteps:
+		return types.WrapErr(errMatchesTooLong)
 	}
 	return types.Bool(re.MatchString(string(str)))
 }
 
-// compiledRegex is a pattern of matches(), compiled, and the size of its
-// program: matching a string takes at most size steps per byte.
-type compiledRegex struct {
-	*regexp.Regexp
-	size int
-}
-
-// compileRegex compiles a pattern of matches() (RE2 syntax), refused when
-// its program has more than MaxRegexProgramSize instructions.
-func compileRegex(pattern string) (compiledRegex, error) {
-	parsed, err := syntax.Parse(pattern, syntax.Perl)
-	if err != nil {
-		return compiledRegex{}, fmt.Errorf("invalid regular expression: %w", err)
-	}
-	prog, err := syntax.Compile(parsed.Simplify())
-	if err != nil {
-		return compiledRegex{}, fmt.Errorf("invalid regular expression: %w", err)
-	}
-	if len(prog.Inst) > MaxRegexProgramSize {
-		return compiledRegex{}, fmt.Errorf("regular expression too complex: %d instructions, more than %d", len(prog.Inst), MaxRegexProgramSize)
-	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return compiledRegex{}, fmt.Errorf("invalid regular expression: %w", err)
-	}
-	return compiledRegex{Regexp: re, size: max(len(prog.Inst), 1)}, nil
-}
-
 // regexCache keeps the compiled patterns of matches(), at most
-// maxCachedRegexps (it starts over when full).
+// maxCachedInstructions instructions of programs in all (it starts over
+// when full): about 40 bytes each.
 type regexCache struct {
-	mu sync.Mutex
-	m  map[string]regexEntry
+	mu           sync.Mutex
+	m            map[string]regexEntry
+	instructions int64
 }
 
 type regexEntry struct {
-	re  compiledRegex
+	re  *pattern.Regexp
 	err error
 }
 
-const maxCachedRegexps = 1024
+const maxCachedInstructions = 1 << 18
 
 var regexps = &regexCache{m: make(map[string]regexEntry)}
 
-func (c *regexCache) get(pattern string) (compiledRegex, error) {
+// get returns the compiled pattern p (see pattern.Compile).
+func (c *regexCache) get(p string) (*pattern.Regexp, error) {
 	c.mu.Lock()
-	e, ok := c.m[pattern]
+	e, ok := c.m[p]
 	c.mu.Unlock()
 	if ok {
 		return e.re, e.err
 	}
-	re, err := compileRegex(pattern)
-	c.mu.Lock()
-	if len(c.m) >= maxCachedRegexps {
-		clear(c.m)
+	re, err := pattern.Compile(p)
+	size := int64(1)
+	if re != nil {
+		size = re.Size()
 	}
-	c.m[pattern] = regexEntry{re, err}
+	c.mu.Lock()
+	if c.instructions+size > maxCachedInstructions || len(c.m) >= maxCachedInstructions {
+		clear(c.m)
+		c.instructions = 0
+	}
+	c.m[p] = regexEntry{re, err}
+	c.instructions += size
 	c.mu.Unlock()
 	return re, err
+}
+
+// peek returns the compiled pattern p when the cache has it.
+func (c *regexCache) peek(p string) (*pattern.Regexp, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.m[p]
+	return e.re, ok && e.re != nil
 }
 
 // strings3 returns the three arguments of a string function, or false
@@ -214,7 +242,7 @@ func replace(s, old, new, n ref.Val) ref.Val {
 		count = int64(limit)
 	}
 	if size := int64(len(str)) + count*(int64(len(nw))-int64(len(o))); size > MaxStringBytes {
-		return types.NewErr("replace: the result would be longer than %d bytes", MaxStringBytes)
+		return types.WrapErr(safeError(fmt.Sprintf("replace: the result would be longer than %d bytes", MaxStringBytes)))
 	}
 	return types.String(strings.Replace(str, o, nw, int(count)))
 }
@@ -233,13 +261,13 @@ func join(l, sep ref.Val) ref.Val {
 	for it := list.Iterator(); it.HasNext() == types.True; {
 		elem, ok := it.Next().(types.String)
 		if !ok {
-			return types.NewErr("join: the list has an element that is not a string")
+			return types.WrapErr(safeError("join: the list has an element that is not a string"))
 		}
 		if len(parts) > 0 {
 			size += int64(len(s))
 		}
 		if size += int64(len(elem)); size > MaxStringBytes {
-			return types.NewErr("join: the result would be longer than %d bytes", MaxStringBytes)
+			return types.WrapErr(safeError(fmt.Sprintf("join: the result would be longer than %d bytes", MaxStringBytes)))
 		}
 		parts = append(parts, string(elem))
 	}

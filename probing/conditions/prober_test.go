@@ -54,7 +54,7 @@ func TestWithHTTPProber(t *testing.T) {
 		"json key missing": {
 			conds:   []conditions.Condition{{Expression: "response.json.version == '2'"}},
 			reason:  probing.ReasonConditionFailed,
-			message: `condition 1 ("response.json.version == '2'") could not be evaluated: no such key: version`,
+			message: `condition 1 ("response.json.version == '2'") could not be evaluated: no such key`,
 		},
 		"status false": {
 			conds:   []conditions.Condition{{Expression: "response.code == 201"}},

@@ -67,7 +67,7 @@ func (d *objectDef) get(target any, f field) (ref.Val, error) {
 		return nil, fmt.Errorf("%s: not a %s", f.name, d.typ.TypeName())
 	}
 	if !d.present(o.st) {
-		return nil, fmt.Errorf("%s.%s is not set: %s", d.variable, f.name, d.absent)
+		return nil, safeError(fmt.Sprintf("%s.%s is not set: %s", d.variable, f.name, d.absent))
 	}
 	return f.get(o.st)
 }
