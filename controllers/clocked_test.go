@@ -81,6 +81,13 @@ func (c *clockedReplica) probes(key types.NamespacedName) int {
 // that namespace only), with the suite's prober.
 func startClockedReplica(t *testing.T) *clockedReplica {
 	t.Helper()
+	return startClockedReplicaWith(t, controllers.NamespaceLimits{})
+}
+
+// startClockedReplicaWith is startClockedReplica with the namespace limits
+// limits.
+func startClockedReplicaWith(t *testing.T, limits controllers.NamespaceLimits) *clockedReplica {
+	t.Helper()
 	c := &clockedReplica{
 		clock:     clocktesting.NewFakeClock(t0),
 		namespace: newElsewhereNamespace(t),
@@ -110,6 +117,7 @@ func startClockedReplica(t *testing.T) *clockedReplica {
 		registerer: c.registry,
 		clock:      c.clock,
 		observer:   c,
+		limits:     limits,
 	})
 	require.NoError(t, err)
 	framework.RunInTest(t, mgr)
@@ -133,8 +141,15 @@ func (c *clockedReplica) startChecker(t *testing.T, name, path string) (*framewo
 // until the probe of key due then has finished, and returns its time.
 func (c *clockedReplica) step(t *testing.T, key types.NamespacedName) time.Time {
 	t.Helper()
+	return c.advance(t, key, interval)
+}
+
+// advance moves the clock on by d, to a grid point, waits until the probe
+// of key due then has finished, and returns its time.
+func (c *clockedReplica) advance(t *testing.T, key types.NamespacedName, d time.Duration) time.Time {
+	t.Helper()
 	n := c.probes(key)
-	c.clock.Step(interval)
+	c.clock.Step(d)
 	require.Eventually(t, func() bool { return c.probes(key) > n }, waitFor, poll/5, "no probe of %s at %s", key, c.clock.Now())
 	return c.clock.Now()
 }
