@@ -48,6 +48,7 @@ func (o *switchOwner) Zone() string       { return "" }
 func (o *switchOwner) Members() []string  { return []string{o.shard} }
 func (o *switchOwner) Rebalances() uint64 { return 0 }
 func (o *switchOwner) Fenced() bool       { return false }
+func (o *switchOwner) Fencings() uint64   { return 0 }
 
 // heldOutcomes is a Scheduler whose latest outcomes the test sets; like the
 // real one, it keeps an outcome while the check is upserted unchanged.

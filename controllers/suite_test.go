@@ -180,6 +180,8 @@ type replicaConfig struct {
 	clock *clocktesting.FakeClock
 	// observer, when not nil, is told about every probe too.
 	observer scheduler.Observer
+	// limits are the reconciler's namespace limits.
+	limits controllers.NamespaceLimits
 }
 
 // replicaOwnership is what a test replica's reconciler and metrics need of
@@ -246,6 +248,7 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) (*scheduler.Scheduler, erro
 		NamespaceSelector: c.scope.NamespaceSelector,
 		NamespaceEgress:   true,
 		SecretSelector:    c.scope.SecretSelector,
+		Limits:            c.limits,
 	}
 	if c.clock != nil {
 		r.Clock = c.clock
@@ -273,6 +276,7 @@ func (suiteOwner) Zone() string        { return "" }
 func (o suiteOwner) Members() []string { return []string{string(o)} }
 func (suiteOwner) Rebalances() uint64  { return 0 }
 func (suiteOwner) Fenced() bool        { return false }
+func (suiteOwner) Fencings() uint64    { return 0 }
 
 // elsewherePrefix starts the names of the namespaces whose checkers the
 // suite's replica does not own.

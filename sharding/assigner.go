@@ -29,6 +29,9 @@ import (
 type Fencer interface {
 	// Fenced reports whether this replica is fenced now.
 	Fenced() bool
+	// Fencings counts the times this replica fenced itself after it had
+	// joined the ring (not the fencing it starts in).
+	Fencings() uint64
 	// FencingChanges receives a value, without blocking the Fencer, after
 	// every change of Fenced; several changes may arrive as one. The
 	// Assigner is its only reader.
@@ -146,6 +149,10 @@ func (a *Assigner) Owns(key types.NamespacedName) bool {
 
 // Fenced reports whether this replica is fenced now (see Fencer).
 func (a *Assigner) Fenced() bool { return a.opts.Fencer.Fenced() }
+
+// Fencings counts the times this replica fenced itself after it had
+// joined the ring, as its Fencer reports.
+func (a *Assigner) Fencings() uint64 { return a.opts.Fencer.Fencings() }
 
 // Members returns the live members of the current ring.
 func (a *Assigner) Members() []string { return a.current.Load().ring.Members() }

@@ -49,6 +49,7 @@ type fakeFencer struct {
 func newFakeFencer() *fakeFencer { return &fakeFencer{changes: make(chan struct{}, 1)} }
 
 func (f *fakeFencer) Fenced() bool                    { return f.fenced.Load() }
+func (f *fakeFencer) Fencings() uint64                { return 0 }
 func (f *fakeFencer) FencingChanges() <-chan struct{} { return f.changes }
 
 func (f *fakeFencer) set(fenced bool) {

@@ -143,6 +143,9 @@ type ShardSource interface {
 	// Fenced reports whether this replica has fenced itself (it could not
 	// renew its Lease in time): it probes and writes nothing until it can.
 	Fenced() bool
+	// Fencings counts the times this replica fenced itself after it had
+	// joined the ring.
+	Fencings() uint64
 	// Probes reports whether this replica is one of the vantage points of
 	// the checker, which asks for vantagePoints of them (its
 	// spec.vantagePoints, at least 1), and is not fenced: it probes the
@@ -211,6 +214,14 @@ func (m *Metrics) register(reg prometheus.Registerer, checks CheckSource, shard 
 			Name:      "shard_fenced",
 			Help:      "1 while this replica is fenced: it could not renew its Lease in time (or has not joined the ring yet), and probes and writes nothing until it does; 0 otherwise.",
 		}, func() float64 { return boolValue(shard.Fenced()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Namespace: Namespace,
+			Name:      "shard_fencings_total",
+			Help:      "Times this replica fenced itself after it had joined the ring (the fencing it starts in does not count).",
+		}, func() float64 { return float64(shard.Fencings()) }),
+		&ringMembers{shard: shard, desc: prometheus.NewDesc(Namespace+"_shard_member",
+			"1 for each live replica on the consistent-hash ring as this replica sees it, labelled with its shard id; a replica that left has no series.",
+			[]string{"member"}, nil)},
 	}
 	for _, c := range collectors {
 		if err := reg.Register(c); err != nil {
@@ -218,6 +229,23 @@ func (m *Metrics) register(reg prometheus.Registerer, checks CheckSource, shard 
 		}
 	}
 	return newCheckerCollector(checks, shard, labels, ready), nil
+}
+
+// ringMembers exports the ring's members as this replica sees them, one
+// webchecker_shard_member series each: as many as there are replicas.
+type ringMembers struct {
+	shard ShardSource
+	desc  *prometheus.Desc
+}
+
+// Describe implements prometheus.Collector.
+func (r *ringMembers) Describe(ch chan<- *prometheus.Desc) { ch <- r.desc }
+
+// Collect implements prometheus.Collector.
+func (r *ringMembers) Collect(ch chan<- prometheus.Metric) {
+	for _, m := range r.shard.Members() {
+		ch <- prometheus.MustNewConstMetric(r.desc, prometheus.GaugeValue, 1, m)
+	}
 }
 
 // boolValue is 1 for true and 0 for false.

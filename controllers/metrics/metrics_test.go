@@ -33,6 +33,7 @@ type fakeSources struct {
 	rebalances uint64
 	// fenced: as the Assigner, the replica then owns and probes nothing.
 	fenced      bool
+	fencings    uint64
 	shard, zone string
 	// asked records the vantage points Probes was last asked with.
 	asked map[types.NamespacedName]int
@@ -97,6 +98,12 @@ func (f *fakeSources) Fenced() bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.fenced
+}
+
+func (f *fakeSources) Fencings() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fencings
 }
 
 func (f *fakeSources) set(change func(f *fakeSources)) {
@@ -194,6 +201,9 @@ webchecker_shard_rebalances_total 4
 # HELP webchecker_shard_fenced 1 while this replica is fenced: it could not renew its Lease in time (or has not joined the ring yet), and probes and writes nothing until it does; 0 otherwise.
 # TYPE webchecker_shard_fenced gauge
 webchecker_shard_fenced 0
+# HELP webchecker_shard_fencings_total Times this replica fenced itself after it had joined the ring (the fencing it starts in does not count).
+# TYPE webchecker_shard_fencings_total counter
+webchecker_shard_fencings_total 0
 # HELP webchecker_scheduler_inflight Probes running now.
 # TYPE webchecker_scheduler_inflight gauge
 webchecker_scheduler_inflight 2
@@ -204,14 +214,17 @@ func TestCheckerMetrics(t *testing.T) {
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(checkerMetricsWant),
 		"webchecker_probe_duration_seconds", "webchecker_probe_http_status_code", "webchecker_probe_last_run_timestamp_seconds",
 		"webchecker_probe_success", "webchecker_probes_total", "webchecker_probe_ssl_earliest_cert_expiry", "webchecker_shard_owned_checkers", "webchecker_shard_probed_checkers",
-		"webchecker_shard_members", "webchecker_shard_rebalances_total", "webchecker_shard_fenced", "webchecker_scheduler_inflight"))
+		"webchecker_shard_members", "webchecker_shard_rebalances_total", "webchecker_shard_fenced", "webchecker_shard_fencings_total", "webchecker_scheduler_inflight"))
 
-	src.set(func(f *fakeSources) { f.fenced = true })
+	src.set(func(f *fakeSources) { f.fenced, f.fencings = true, 1 })
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
 # HELP webchecker_shard_fenced 1 while this replica is fenced: it could not renew its Lease in time (or has not joined the ring yet), and probes and writes nothing until it does; 0 otherwise.
 # TYPE webchecker_shard_fenced gauge
 webchecker_shard_fenced 1
-`), "webchecker_shard_fenced"), "a fenced replica says so")
+# HELP webchecker_shard_fencings_total Times this replica fenced itself after it had joined the ring (the fencing it starts in does not count).
+# TYPE webchecker_shard_fencings_total counter
+webchecker_shard_fencings_total 1
+`), "webchecker_shard_fenced", "webchecker_shard_fencings_total"), "a fenced replica says so")
 	assert.Zero(t, testutil.CollectAndCount(reg, "webchecker_probe_success"), "a fenced replica owns and probes nothing")
 	src.set(func(f *fakeSources) { f.fenced = false })
 
@@ -362,4 +375,24 @@ func phaseTimings(phases map[probing.Phase]time.Duration) probing.PhaseTimings {
 		t.Add(p, d)
 	}
 	return t
+}
+
+// TestShardMemberFollowsTheRing: webchecker_shard_member has one series
+// per member of the ring as the replica sees it, and the series of a
+// member that left is gone.
+func TestShardMemberFollowsTheRing(t *testing.T) {
+	const header = `
+# HELP webchecker_shard_member 1 for each live replica on the consistent-hash ring as this replica sees it, labelled with its shard id; a replica that left has no series.
+# TYPE webchecker_shard_member gauge
+`
+	_, src, reg := newRegistered(t)
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(header+`webchecker_shard_member{member="a"} 1
+webchecker_shard_member{member="b"} 1
+webchecker_shard_member{member="c"} 1
+`), "webchecker_shard_member"))
+
+	src.set(func(f *fakeSources) { f.members = []string{"a", "c"} })
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(header+`webchecker_shard_member{member="a"} 1
+webchecker_shard_member{member="c"} 1
+`), "webchecker_shard_member"), "a member that left keeps its series")
 }

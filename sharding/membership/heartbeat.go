@@ -126,6 +126,7 @@ type Heartbeat struct {
 	mu          sync.Mutex
 	fenced      bool
 	fencedSince time.Time   // when fenced last became true
+	fencings    uint64      // times fenced became true after a renewal
 	lastRenew   time.Time   // start of the last successful renewal
 	fenceTimer  clock.Timer // fences the replica at fenceAt(), unless renewed before
 	acquired    time.Time
@@ -163,6 +164,14 @@ func (h *Heartbeat) Fenced() bool {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.fenced
+}
+
+// Fencings counts the times the replica fenced itself after it had
+// joined the ring: it starts fenced, and that does not count.
+func (h *Heartbeat) Fencings() uint64 {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.fencings
 }
 
 // FencingChanges returns a channel that receives a value after every change
@@ -303,6 +312,7 @@ func (h *Heartbeat) setFenced(log logr.Logger, fenced bool) {
 	h.fenced = fenced
 	if changed && fenced {
 		h.fencedSince = h.opts.Clock.Now()
+		h.fencings++
 	}
 	h.mu.Unlock()
 	if changed {

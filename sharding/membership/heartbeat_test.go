@@ -249,6 +249,9 @@ func changeLease(leases coordinationv1client.LeaseInterface, id string, change f
 	return nil
 }
 
+// TestHeartbeatFencesWhenRenewalsFail cuts a joined replica off the API
+// server: it fences itself exactly lease duration - safety margin after its
+// last renewal (counted once in Fencings), and the next renewal lifts it.
 func TestHeartbeatFencesWhenRenewalsFail(t *testing.T) {
 	proxy, viaProxy := framework.ProxyToAPIServer(t, cp.Config) // closed after the heartbeat released its Lease (cleanups run last first)
 
@@ -256,6 +259,7 @@ func TestHeartbeatFencesWhenRenewalsFail(t *testing.T) {
 	hb, _ := startHeartbeat(t, leasesClient(t, viaProxy), "partitioned", clk)
 	renewedAt(t, "partitioned", t0)
 	awaitFencingChange(t, hb, false, 5*time.Second)
+	assert.Zero(t, hb.Fencings(), "the fencing a replica starts in counts")
 
 	// The API server becomes unreachable. Renewals fail, but the replica
 	// keeps working until lease duration - safety margin (8s) has passed
@@ -272,11 +276,13 @@ func TestHeartbeatFencesWhenRenewalsFail(t *testing.T) {
 	// ...and fences itself exactly then.
 	clk.SetTime(fenceAt)
 	awaitFencingChange(t, hb, true, 10*time.Second)
+	assert.EqualValues(t, 1, hb.Fencings())
 
 	// Reachable again: the next renewal lifts the fencing.
 	proxy.Restore()
 	clk.Step(membership.DefaultRenewInterval)
 	awaitFencingChange(t, hb, false, 15*time.Second)
+	assert.EqualValues(t, 1, hb.Fencings(), "lifting the fencing counts")
 	l, err := getLease(t, "partitioned")
 	require.NoError(t, err)
 	assert.True(t, l.Spec.RenewTime.Time.After(t0), "renewTime %s", l.Spec.RenewTime)
@@ -476,6 +482,7 @@ func TestHeartbeatFencedMarksWhenFenced(t *testing.T) {
 	}
 	clk.SetTime(fenceAt)
 	awaitFencingChange(t, hb, true, 10*time.Second)
+	assert.EqualValues(t, 1, hb.Fencings())
 	clk.SetTime(fenceAt.Add(time.Second))
 	proxy.Restore() // the release goes through; no renewal runs before it
 
