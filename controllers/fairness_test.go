@@ -47,6 +47,7 @@ func (o namespacesOwner) Members() []string                           { return [
 func (namespacesOwner) Rebalances() uint64                            { return 0 }
 func (namespacesOwner) Fenced() bool                                  { return false }
 func (namespacesOwner) Fencings() uint64                              { return 0 }
+func (namespacesOwner) RingChanged() time.Time                        { return time.Time{} }
 func (o namespacesOwner) VantagePoints(types.NamespacedName, int) []controllers.VantagePoint {
 	return []controllers.VantagePoint{{Shard: o.shard}}
 }

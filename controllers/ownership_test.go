@@ -44,11 +44,12 @@ func (o *switchOwner) Probes(key types.NamespacedName, _ int) bool { return o.Ow
 func (o *switchOwner) VantagePoints(types.NamespacedName, int) []controllers.VantagePoint {
 	return []controllers.VantagePoint{{Shard: o.shard}}
 }
-func (o *switchOwner) Zone() string       { return "" }
-func (o *switchOwner) Members() []string  { return []string{o.shard} }
-func (o *switchOwner) Rebalances() uint64 { return 0 }
-func (o *switchOwner) Fenced() bool       { return false }
-func (o *switchOwner) Fencings() uint64   { return 0 }
+func (o *switchOwner) Zone() string           { return "" }
+func (o *switchOwner) Members() []string      { return []string{o.shard} }
+func (o *switchOwner) Rebalances() uint64     { return 0 }
+func (o *switchOwner) Fenced() bool           { return false }
+func (o *switchOwner) Fencings() uint64       { return 0 }
+func (o *switchOwner) RingChanged() time.Time { return time.Time{} }
 
 // heldOutcomes is a Scheduler whose latest outcomes the test sets; like the
 // real one, it keeps an outcome while the check is upserted unchanged.

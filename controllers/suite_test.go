@@ -272,11 +272,12 @@ func (o suiteOwner) Probes(key types.NamespacedName, _ int) bool { return o.Owns
 func (o suiteOwner) VantagePoints(types.NamespacedName, int) []controllers.VantagePoint {
 	return []controllers.VantagePoint{{Shard: string(o)}}
 }
-func (suiteOwner) Zone() string        { return "" }
-func (o suiteOwner) Members() []string { return []string{string(o)} }
-func (suiteOwner) Rebalances() uint64  { return 0 }
-func (suiteOwner) Fenced() bool        { return false }
-func (suiteOwner) Fencings() uint64    { return 0 }
+func (suiteOwner) Zone() string           { return "" }
+func (o suiteOwner) Members() []string    { return []string{string(o)} }
+func (suiteOwner) Rebalances() uint64     { return 0 }
+func (suiteOwner) Fenced() bool           { return false }
+func (suiteOwner) Fencings() uint64       { return 0 }
+func (suiteOwner) RingChanged() time.Time { return time.Time{} }
 
 // elsewherePrefix starts the names of the namespaces whose checkers the
 // suite's replica does not own.

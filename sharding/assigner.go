@@ -154,6 +154,11 @@ func (a *Assigner) Fenced() bool { return a.opts.Fencer.Fenced() }
 // joined the ring, as its Fencer reports.
 func (a *Assigner) Fencings() uint64 { return a.opts.Fencer.Fencings() }
 
+// RingChanged returns when this replica's view of the ring (its members,
+// their zones, or its own fencing) last changed, on the Clock; zero before
+// the first evaluation.
+func (a *Assigner) RingChanged() time.Time { return a.current.Load().at }
+
 // Members returns the live members of the current ring.
 func (a *Assigner) Members() []string { return a.current.Load().ring.Members() }
 

@@ -24,9 +24,11 @@
 //     ran.
 //   - The operator's own health: webchecker_scheduler_lag_seconds,
 //     webchecker_scheduler_inflight, webchecker_status_writes_total{result},
-//     webchecker_shard_members, webchecker_shard_owned_checkers,
-//     webchecker_shard_probed_checkers, webchecker_shard_fenced and
-//     webchecker_shard_rebalances_total.
+//     webchecker_shard_members, webchecker_shard_member{member} (one per
+//     ring member as this replica sees it), webchecker_shard_owned_checkers,
+//     webchecker_shard_probed_checkers, webchecker_shard_fenced,
+//     webchecker_shard_fencings_total, webchecker_shard_rebalances_total and
+//     webchecker_shard_ring_changed_timestamp_seconds.
 //
 // A Metrics is registered on a prometheus.Registerer, usually
 // controller-runtime's metrics.Registry, which the manager serves. The

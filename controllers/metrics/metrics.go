@@ -146,6 +146,9 @@ type ShardSource interface {
 	// Fencings counts the times this replica fenced itself after it had
 	// joined the ring.
 	Fencings() uint64
+	// RingChanged returns when this replica's view of the ring (members,
+	// zones or its own fencing) last changed; zero before it first looked.
+	RingChanged() time.Time
 	// Probes reports whether this replica is one of the vantage points of
 	// the checker, which asks for vantagePoints of them (its
 	// spec.vantagePoints, at least 1), and is not fenced: it probes the
@@ -219,6 +222,11 @@ func (m *Metrics) register(reg prometheus.Registerer, checks CheckSource, shard 
 			Name:      "shard_fencings_total",
 			Help:      "Times this replica fenced itself after it had joined the ring (the fencing it starts in does not count).",
 		}, func() float64 { return float64(shard.Fencings()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Namespace: Namespace,
+			Name:      "shard_ring_changed_timestamp_seconds",
+			Help:      "Unix time at which this replica's view of the ring (its members, their zones, or its own fencing) last changed; 0 before it first looked.",
+		}, func() float64 { return unixSeconds(shard.RingChanged()) }),
 		&ringMembers{shard: shard, desc: prometheus.NewDesc(Namespace+"_shard_member",
 			"1 for each live replica on the consistent-hash ring as this replica sees it, labelled with its shard id; a replica that left has no series.",
 			[]string{"member"}, nil)},
@@ -246,6 +254,14 @@ func (r *ringMembers) Collect(ch chan<- prometheus.Metric) {
 	for _, m := range r.shard.Members() {
 		ch <- prometheus.MustNewConstMetric(r.desc, prometheus.GaugeValue, 1, m)
 	}
+}
+
+// unixSeconds is t in Unix seconds, 0 for the zero time.
+func unixSeconds(t time.Time) float64 {
+	if t.IsZero() {
+		return 0
+	}
+	return float64(t.UnixNano()) / 1e9
 }
 
 // boolValue is 1 for true and 0 for false.

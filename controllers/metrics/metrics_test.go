@@ -34,6 +34,7 @@ type fakeSources struct {
 	// fenced: as the Assigner, the replica then owns and probes nothing.
 	fenced      bool
 	fencings    uint64
+	ringChanged time.Time
 	shard, zone string
 	// asked records the vantage points Probes was last asked with.
 	asked map[types.NamespacedName]int
@@ -104,6 +105,12 @@ func (f *fakeSources) Fencings() uint64 {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.fencings
+}
+
+func (f *fakeSources) RingChanged() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.ringChanged
 }
 
 func (f *fakeSources) set(change func(f *fakeSources)) {
@@ -378,8 +385,9 @@ func phaseTimings(phases map[probing.Phase]time.Duration) probing.PhaseTimings {
 }
 
 // TestShardMemberFollowsTheRing: webchecker_shard_member has one series
-// per member of the ring as the replica sees it, and the series of a
-// member that left is gone.
+// per member of the ring as the replica sees it, the series of a member
+// that left is gone, and webchecker_shard_ring_changed_timestamp_seconds
+// says when the view changed.
 func TestShardMemberFollowsTheRing(t *testing.T) {
 	const header = `
 # HELP webchecker_shard_member 1 for each live replica on the consistent-hash ring as this replica sees it, labelled with its shard id; a replica that left has no series.
@@ -391,8 +399,13 @@ webchecker_shard_member{member="b"} 1
 webchecker_shard_member{member="c"} 1
 `), "webchecker_shard_member"))
 
-	src.set(func(f *fakeSources) { f.members = []string{"a", "c"} })
+	src.set(func(f *fakeSources) { f.members, f.ringChanged = []string{"a", "c"}, finished })
 	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(header+`webchecker_shard_member{member="a"} 1
 webchecker_shard_member{member="c"} 1
 `), "webchecker_shard_member"), "a member that left keeps its series")
+	require.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(`
+# HELP webchecker_shard_ring_changed_timestamp_seconds Unix time at which this replica's view of the ring (its members, their zones, or its own fencing) last changed; 0 before it first looked.
+# TYPE webchecker_shard_ring_changed_timestamp_seconds gauge
+webchecker_shard_ring_changed_timestamp_seconds 1.7672688005e+09
+`), "webchecker_shard_ring_changed_timestamp_seconds"))
 }
