@@ -242,9 +242,14 @@ func (e *hostileEnv) startReplicas() {
 		views = views[:0]
 		ok := true
 		for _, m := range e.fleet.Replicas {
-			l, found := lastRing(m.Log())
-			views = append(views, fmt.Sprintf("%s: %v fenced=%t", m.Options.ShardID, l.Members, l.Fenced))
-			ok = ok && found && !l.Fenced && slices.Equal(l.Members, ids)
+			r, err := ringOf(e.ctx, m)
+			if err != nil {
+				views = append(views, err.Error())
+				ok = false
+				continue
+			}
+			views = append(views, m.Options.ShardID+": "+r.String())
+			ok = ok && r.agrees(ids)
 		}
 		return ok
 	})
@@ -259,30 +264,6 @@ func (e *hostileEnv) memory() []framework.Memory {
 		mem, err := framework.ReadMemory(m.Pid())
 		require.NoError(e.t, err, "replica %s", m.Options.ShardID)
 		out[i] = mem
-	}
-	return out
-}
-
-// fencings returns the times a replica logged that it fenced itself
-// (Heartbeat's "Fencing changed" with fenced true; it starts fenced
-// without a log line, and logs false when it joins).
-func fencings(log string) []string {
-	var out []string
-	sc := bufio.NewScanner(strings.NewReader(log))
-	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.Contains(line, `"Fencing changed"`) {
-			continue
-		}
-		var l struct {
-			TS     any    `json:"ts"`
-			Msg    string `json:"msg"`
-			Fenced bool   `json:"fenced"`
-		}
-		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "Fencing changed" && l.Fenced {
-			out = append(out, fmt.Sprint(l.TS))
-		}
 	}
 	return out
 }

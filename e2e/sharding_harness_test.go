@@ -1,10 +1,8 @@
 package e2e_test
 
 import (
-	"bufio"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -221,63 +219,32 @@ func (e *shardingEnv) ringAt(at time.Time) []string {
 // ----------------------------------------------------------------------
 // Replicas' view of the ring.
 
-// ringLine is the part of the assigner's "Ring changed" log line the test
-// reads.
-type ringLine struct {
-	TS      string   `json:"ts"`
-	Msg     string   `json:"msg"`
-	Members []string `json:"members"`
-	Fenced  bool     `json:"fenced"`
-}
-
-// lastRing returns the last ring change a manager logged.
-func lastRing(log string) (ringLine, bool) {
-	var last ringLine
-	found := false
-	sc := bufio.NewScanner(strings.NewReader(log))
-	sc.Buffer(make([]byte, 0, 64*1024), 4*1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.Contains(line, `"Ring changed"`) {
-			continue
-		}
-		var l ringLine
-		if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "Ring changed" {
-			last, found = l, true
-		}
-	}
-	return last, found
-}
-
-// waitRingAgreed waits until every replica in members has logged, as its
-// last ring change, an unfenced ring of exactly members. It returns the
-// latest of their log timestamps (zero and a test failure on timeout).
+// waitRingAgreed waits until every replica in members exports, on its
+// metrics endpoint, an unfenced ring of exactly members (see ringOf). It
+// returns the latest of the times their views last changed (zero and a
+// test failure on timeout).
 func (e *shardingEnv) waitRingAgreed(members []string, within time.Duration) time.Time {
 	e.t.Helper()
 	var latest time.Time
 	var views []string
-	ok := poll(within, 50*time.Millisecond, func() bool {
-		latest, views = time.Time{}, nil
+	ok := poll(within, 100*time.Millisecond, func() bool {
+		latest, views = time.Time{}, views[:0]
 		agreed := true
 		for _, id := range members {
-			l, found := lastRing(e.managers[id].Log())
-			views = append(views, fmt.Sprintf("%s: %v fenced=%t", id, l.Members, l.Fenced))
-			if !found || l.Fenced || !slices.Equal(l.Members, members) {
+			r, err := ringOf(e.ctx, e.managers[id])
+			if err != nil {
+				views = append(views, fmt.Sprintf("%s: %v", id, err))
 				agreed = false
 				continue
 			}
-			ts, err := time.Parse(time.RFC3339Nano, l.TS)
-			if err != nil {
-				ts = time.Now()
-			}
-			if ts.After(latest) {
-				latest = ts
-			}
+			views = append(views, id+": "+r.String())
+			agreed = agreed && r.agrees(members)
+			latest = later(latest, r.Changed)
 		}
 		return agreed
 	})
 	if !ok {
-		assert.Fail(e.t, "replicas do not agree on the ring", "want %v within %s; last logged rings: %v", members, within, views)
+		assert.Fail(e.t, "replicas do not agree on the ring", "want %v within %s; last exported rings: %v", members, within, views)
 		return time.Time{}
 	}
 	return latest
