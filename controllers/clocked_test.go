@@ -38,7 +38,7 @@ const (
 	// waitFor bounds a wait for what a replica does at once: the probe
 	// after a step, a status write, a watch event. It is generous: the
 	// suite runs on two shared cores.
-	waitFor = 15 * time.Second
+	waitFor = 30 * time.Second
 	// settle is how long a negative assertion ("nothing else happened")
 	// polls. It can only make such a test pass wrongly, never fail wrongly.
 	settle = 300 * time.Millisecond
