@@ -70,11 +70,18 @@ const (
 	celBombBodyBytes = 10_000
 )
 
-// hugeRegex is a valid RE2 pattern of 1,021 bytes (the CRD allows 1,024)
-// whose program has about 145,000 instructions: 145 copies of .{1000}, and
-// a tail that tells the copies apart.
+// hugeRegex is the pattern: valid RE2 of 1,021 bytes whose
+// program has about 145,000 instructions (145 copies of .{1000} and a
+// tail). The CRD refuses it before the API server's own check compiles it.
 func hugeRegex(tail byte) string {
 	return strings.Repeat(".{1000}", 145) + string(tail) + "{1,2}"
+}
+
+// worstAdmittedRegex is a pattern the CRD admits whose program is over the
+// operator's bound: a group of 248 literals repeated 9 times, about 2,234
+// instructions (the bound is 2,000), in 255 bytes; tail tells copies apart.
+func worstAdmittedRegex(tail byte) string {
+	return "(?:" + strings.Repeat("a", 247) + string(tail) + "){9}"
 }
 
 const (
@@ -105,18 +112,18 @@ func (c evilCase) checkerName(i int) string {
 // condition that is false or cannot be evaluated; adjust a reason here
 // when a fix gives it one of its own.
 var evilCases = []evilCase{
-	// Regular expressions at the CRD's length limit: their programs must
-	// be refused before they are built.
+	// Regular expressions at the CRD's limits: their programs must be
+	// refused before they are built.
 	{name: "regex-body", copies: regexCopies, reason: "RegexTooComplex", spec: func(e *hostileEnv, i int) webcheckerv1alpha1.WebCheckerSpec {
-		return webcheckerv1alpha1.WebCheckerSpec{Host: e.evilHTTP.URL(), Path: "/filler", BodyMatch: &webcheckerv1alpha1.BodyMatch{Regex: hugeRegex('a' + byte(i))}}
+		return webcheckerv1alpha1.WebCheckerSpec{Host: e.evilHTTP.URL(), Path: "/filler", BodyMatch: &webcheckerv1alpha1.BodyMatch{Regex: worstAdmittedRegex('a' + byte(i))}}
 	}},
 	{name: "regex-tcp", copies: regexCopies, reason: "RegexTooComplex", spec: func(e *hostileEnv, i int) webcheckerv1alpha1.WebCheckerSpec {
-		return webcheckerv1alpha1.WebCheckerSpec{Host: "tcp://" + e.banner.Addr(), TCP: &webcheckerv1alpha1.TCPProbe{Expect: hugeRegex('k' + byte(i))}}
+		return webcheckerv1alpha1.WebCheckerSpec{Host: "tcp://" + e.banner.Addr(), TCP: &webcheckerv1alpha1.TCPProbe{Expect: worstAdmittedRegex('k' + byte(i))}}
 	}},
 	{name: "regex-dns", reason: "RegexTooComplex", spec: func(e *hostileEnv, _ int) webcheckerv1alpha1.WebCheckerSpec {
 		var answers []string
 		for i := range 8 { // the CRD's maxItems
-			answers = append(answers, hugeRegex('r'+byte(i)))
+			answers = append(answers, worstAdmittedRegex('r'+byte(i)))
 		}
 		return webcheckerv1alpha1.WebCheckerSpec{Host: "dns://" + e.evilDNS, DNS: &webcheckerv1alpha1.DNSProbe{Name: "www.evil.test", AnswerMatch: answers}}
 	}},
@@ -227,6 +234,7 @@ func TestHostileTenant(t *testing.T) {
 		t.Logf("baseline %s: VmRSS %.1f MiB, VmHWM %.1f MiB", m.Options.ShardID, mib(base[i].RSS), mib(base[i].HWM))
 	}
 
+	e.checkHugeRegexRefused()
 	from := time.Now()
 	evil := e.evilSpecs()
 	e.createAll(evilNamespace, evil)
@@ -271,6 +279,24 @@ func TestHostileTenant(t *testing.T) {
 	e.checkNoSecrets()
 	e.checkDowngrade()
 	t.Logf("evil's HTTP server received %v; the tcp banner server %d connections", e.evilHTTP.Hits(), e.banner.Accepted())
+}
+
+// checkHugeRegexRefused checks that the API server refuses the issue's
+// pattern in each of the three regex fields, naming the field.
+func (e *hostileEnv) checkHugeRegexRefused() {
+	e.t.Helper()
+	specs := map[string]webcheckerv1alpha1.WebCheckerSpec{
+		"spec.bodyMatch.regex": {Host: e.evilHTTP.URL(), BodyMatch: &webcheckerv1alpha1.BodyMatch{Regex: hugeRegex('a')}},
+		"spec.tcp.expect":      {Host: "tcp://" + e.banner.Addr(), TCP: &webcheckerv1alpha1.TCPProbe{Expect: hugeRegex('k')}},
+		"spec.dns.answerMatch": {Host: "dns://" + e.evilDNS, DNS: &webcheckerv1alpha1.DNSProbe{Name: "www.evil.test", AnswerMatch: []string{hugeRegex('r')}}},
+	}
+	for _, field := range slices.Sorted(maps.Keys(specs)) {
+		wc := &webcheckerv1alpha1.WebChecker{ObjectMeta: metav1.ObjectMeta{Namespace: evilNamespace, Name: "refused"}, Spec: specs[field]}
+		err := e.c.Create(e.ctx, wc)
+		if assert.Error(e.t, err, "the API server admitted the issue's pattern in %s", field) {
+			assert.Contains(e.t, err.Error(), field, "the refusal names the field")
+		}
+	}
 }
 
 // checkReplicas checks that every replica still runs, never fenced itself
