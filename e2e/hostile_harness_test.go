@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/e2e/bench/procstat"
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing/probetest"
 	"github.com/networkio/webchecker/sharding/membership"
@@ -251,14 +252,14 @@ func (e *hostileEnv) startReplicas() {
 	require.True(e.t, agreed, "replicas do not agree on ring %v: %v", ids, views)
 }
 
-// memory reads every replica's resident memory.
-func (e *hostileEnv) memory() []framework.Memory {
+// samples reads every replica's CPU time and resident memory.
+func (e *hostileEnv) samples() []procstat.Sample {
 	e.t.Helper()
-	out := make([]framework.Memory, len(e.fleet.Replicas))
+	out := make([]procstat.Sample, len(e.fleet.Replicas))
 	for i, m := range e.fleet.Replicas {
-		mem, err := framework.ReadMemory(m.Pid())
+		s, err := procstat.Read(m.Pid())
 		require.NoError(e.t, err, "replica %s", m.Options.ShardID)
-		out[i] = mem
+		out[i] = s
 	}
 	return out
 }
@@ -740,16 +741,4 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-// cpuTimes reads every replica's CPU time.
-func (e *hostileEnv) cpuTimes() []time.Duration {
-	e.t.Helper()
-	out := make([]time.Duration, len(e.fleet.Replicas))
-	for i, m := range e.fleet.Replicas {
-		d, err := framework.ReadCPUTime(m.Pid())
-		require.NoError(e.t, err, "replica %s", m.Options.ShardID)
-		out[i] = d
-	}
-	return out
 }

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/e2e/bench/procstat"
 	"github.com/networkio/webchecker/e2e/framework"
 )
 
@@ -228,10 +229,9 @@ func TestHostileTenant(t *testing.T) {
 	}
 	t.Logf("MEASURED control window (%s, before %s's checkers): longest gap between probes of a checker of %s %s (%s); %d of %d over %s",
 		hostileControlWindow, evilNamespace, goodNamespace, worst.Round(time.Millisecond), worstName, over, goodCheckers, maxGoodGap)
-	base := e.memory()
-	baseCPU := e.cpuTimes()
+	base := e.samples()
 	for i, m := range e.fleet.Replicas {
-		t.Logf("baseline %s: VmRSS %.1f MiB, VmHWM %.1f MiB", m.Options.ShardID, mib(base[i].RSS), mib(base[i].HWM))
+		t.Logf("baseline %s: VmRSS %.1f MiB, VmHWM %.1f MiB", m.Options.ShardID, mib(base[i].RSS), mib(base[i].PeakRSS))
 	}
 
 	e.checkHugeRegexRefused()
@@ -253,7 +253,7 @@ func TestHostileTenant(t *testing.T) {
 				}
 				continue
 			}
-			if mem, err := framework.ReadMemory(m.Pid()); err == nil {
+			if mem, err := procstat.Read(m.Pid()); err == nil {
 				peakRSS[i] = max(peakRSS[i], mem.RSS)
 			}
 		}
@@ -263,10 +263,10 @@ func TestHostileTenant(t *testing.T) {
 		return time.Since(from) >= hostileObservation
 	})
 	to := time.Now()
-	cpu := e.cpuTimes()
+	end := e.samples()
 	for i, m := range e.fleet.Replicas {
 		t.Logf("MEASURED %s: %.1f s of CPU in the %s after %s's checkers were created (%.0f%% of one core)",
-			m.Options.ShardID, (cpu[i] - baseCPU[i]).Seconds(), to.Sub(from).Round(time.Second), evilNamespace, 100*(cpu[i]-baseCPU[i]).Seconds()/to.Sub(from).Seconds())
+			m.Options.ShardID, end[i].CPUSince(base[i]).Seconds(), to.Sub(from).Round(time.Second), evilNamespace, 100*end[i].CPUSince(base[i]).Seconds()/to.Sub(from).Seconds())
 	}
 	// Requests are recorded when they arrive: those sent at the very end
 	// of the window arrive a little later.
@@ -301,20 +301,20 @@ func (e *hostileEnv) checkHugeRegexRefused() {
 
 // checkReplicas checks that every replica still runs, never fenced itself
 // and grew its memory by at most maxMemoryGrowth.
-func (e *hostileEnv) checkReplicas(base []framework.Memory, peakRSS []uint64, exited map[string]time.Duration) {
+func (e *hostileEnv) checkReplicas(base []procstat.Sample, peakRSS []uint64, exited map[string]time.Duration) {
 	e.t.Helper()
 	for i, m := range e.fleet.Replicas {
 		id := m.Options.ShardID
 		if !assert.False(e.t, m.Exited(), "replica %s exited %s after evil's checkers were created", id, exited[id]) {
 			continue
 		}
-		after, err := framework.ReadMemory(m.Pid())
+		after, err := procstat.Read(m.Pid())
 		if !assert.NoError(e.t, err) {
 			continue
 		}
-		hwm, rss := growth(base[i].HWM, after.HWM), growth(base[i].RSS, after.RSS)
+		hwm, rss := growth(base[i].PeakRSS, after.PeakRSS), growth(base[i].RSS, after.RSS)
 		e.t.Logf("MEASURED %s: VmHWM %.1f -> %.1f MiB (%+.1f), VmRSS %.1f -> %.1f MiB (%+.1f), highest VmRSS sampled %.1f MiB; limit +%d MiB",
-			id, mib(base[i].HWM), mib(after.HWM), float64(hwm)/(1<<20), mib(base[i].RSS), mib(after.RSS), float64(rss)/(1<<20), mib(peakRSS[i]), maxMemoryGrowth>>20)
+			id, mib(base[i].PeakRSS), mib(after.PeakRSS), float64(hwm)/(1<<20), mib(base[i].RSS), mib(after.RSS), float64(rss)/(1<<20), mib(peakRSS[i]), maxMemoryGrowth>>20)
 		assert.LessOrEqual(e.t, hwm, int64(maxMemoryGrowth), "replica %s: peak memory (VmHWM) grew by %.1f MiB", id, float64(hwm)/(1<<20))
 		assert.LessOrEqual(e.t, rss, int64(maxMemoryGrowth), "replica %s: memory (VmRSS) grew by %.1f MiB", id, float64(rss)/(1<<20))
 

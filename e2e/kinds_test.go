@@ -53,23 +53,7 @@ func TestProbeKinds(t *testing.T) {
 
 	cases := []kindCase{tcpCase(t), tlsCase(t, ctx, c, ns), grpcCase(t), dnsCase(t), conditionsCase(t), proxyCase(t)}
 
-	mgr, err := framework.StartManager(ctx, framework.ManagerOptions{
-		Binary: managerPath, Kubeconfig: cp.KubeconfigPath, ShardID: "kinds-0", DNSServer: dns.Addr(),
-		Args: []string{
-			"--lease-namespace=" + leaseNS,
-			"--ring-name=" + fmt.Sprintf("e2e-kinds-%d", time.Now().UnixNano()),
-			"--watch-namespaces=" + ns,
-		},
-	})
-	require.NoError(t, err)
-	defer func() {
-		if !mgr.Exited() {
-			_ = mgr.Kill()
-		}
-		if t.Failed() {
-			t.Logf("manager log:\n%s", tail(mgr.Log(), 60))
-		}
-	}()
+	startManager(t, ctx, "kinds-0", ns, leaseNS)
 
 	for _, tc := range cases {
 		tc.spec.Interval = &metav1.Duration{Duration: time.Second}
