@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
 
@@ -37,7 +38,7 @@ type Tracker struct {
 // tracked is what the Tracker knows of one checker.
 type tracked struct {
 	generation int64
-	thresholds Thresholds
+	thresholds checkspec.Thresholds
 	// answered is the verdict of the current streak, n its length.
 	answered bool
 	n        int
@@ -122,7 +123,7 @@ func (t *Tracker) ProbeFinished(o scheduler.Outcome) {
 // updates its thresholds; a new generation starts a new streak. Call it
 // after the check is upserted into the scheduler: the scheduler never
 // reports a probe of an older generation after that.
-func (t *Tracker) track(key types.NamespacedName, generation int64, thresholds Thresholds) {
+func (t *Tracker) track(key types.NamespacedName, generation int64, thresholds checkspec.Thresholds) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.checkers[key]

@@ -23,6 +23,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
@@ -124,9 +125,9 @@ type WebCheckerReconciler struct {
 	// not probed and their status is left alone.
 	NamespaceSelector labels.Selector
 	// NamespaceEgress reads each checker's Namespace (from the cache) for
-	// its EgressAllowAnnotation and watches Namespaces, so that a change of
-	// the annotation reaches the checkers' targets at once. False gives no
-	// namespace an allowance.
+	// its checkspec.EgressAllowAnnotation and watches Namespaces, so that a
+	// change of the annotation reaches the checkers' targets at once. False
+	// gives no namespace an allowance.
 	NamespaceEgress bool
 	// SecretSelector is the label selector the manager's cache restricts
 	// Secrets to (see WatchScope), named when a Secret is not found.
@@ -135,7 +136,7 @@ type WebCheckerReconciler struct {
 	// Checks builds the checkers' probes: the conditions cache and the
 	// default proxy. The zero value compiles conditions on every
 	// reconcile and uses no proxy.
-	Checks CheckBuilder
+	Checks checkspec.CheckBuilder
 	// Metrics counts status writes. Nil means no metrics.
 	Metrics StatusWriteRecorder
 	// MetricLabels, when not nil, is given the labels of every scheduled

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/egress"
@@ -157,7 +158,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.virtualNodes, "virtual-nodes", o.virtualNodes, "Tokens per replica on the consistent-hash ring; all replicas must use the same value.")
 	fs.BoolVar(&o.secretAccess, "secret-access", o.secretAccess, "Let checkers read header values, credentials and CA bundles from Secrets in their own namespace. When false no Secret is read or watched (the secrets RBAC rule can be dropped) and checkers that refer to one report SecretAccessDisabled.")
 	fs.StringVar(&o.denyCIDRs, "deny-cidrs", o.denyCIDRs, "Comma-separated address ranges probes must never connect to, besides the defaults (unspecified, loopback, link-local and the clouds' metadata addresses, always denied), checked on the resolved address of every connection (redirects included).")
-	fs.StringVar(&o.allowCIDRs, "allow-cidrs", o.allowCIDRs, "Comma-separated address ranges probes may connect to even inside a denied range: the defaults, --deny-cidrs, --deny-private-networks and the cluster's networks. A namespace's annotation "+controllers.EgressAllowAnnotation+" (set by cluster admins) allows its checkers more.")
+	fs.StringVar(&o.allowCIDRs, "allow-cidrs", o.allowCIDRs, "Comma-separated address ranges probes may connect to even inside a denied range: the defaults, --deny-cidrs, --deny-private-networks and the cluster's networks. A namespace's annotation "+checkspec.EgressAllowAnnotation+" (set by cluster admins) allows its checkers more.")
 	fs.BoolVar(&o.denyClusterNetworks, "deny-cluster-networks", o.denyClusterNetworks, "Deny the cluster's own networks, kept current from watches: its Service CIDRs (ServiceCIDR objects), the API server's endpoints (EndpointSlices of Service default/kubernetes) and every Node's addresses and pod CIDRs. Needs list/watch on servicecidrs, nodes and (in namespace default) endpointslices. Until they are first listed, every address outside --allow-cidrs is denied.")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", o.watchNamespaces, "Comma-separated namespaces whose WebCheckers (and Secrets) are watched and served; empty means all.")
 	fs.StringVar(&o.namespaceSelector, "namespace-selector", o.namespaceSelector, "Label selector (such as team=platform) of the namespaces whose WebCheckers are served; empty means all. Needs list/watch on namespaces.")

@@ -22,6 +22,7 @@ import (
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
@@ -87,7 +88,7 @@ type replicaOptions struct {
 	// checks builds the checkers' probes (conditions cache, default
 	// proxy); the zero value compiles conditions on every reconcile and
 	// uses no proxy.
-	checks controllers.CheckBuilder
+	checks checkspec.CheckBuilder
 	// networksListed, when set, blocks until the egress policy has the
 	// cluster's networks (clusternet.Watcher.Listed): the replica waits
 	// for it, at most joinWaitLimit, before joining the ring.

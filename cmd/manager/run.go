@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/controllers/clusternet"
 	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/controllers/metrics/scrapeauth"
@@ -73,7 +73,7 @@ func run(ctx context.Context, opts options) error {
 		replicaOpts.networksListed = networks.Listed
 	}
 	replicaOpts.metricLabels = metricLabels
-	replicaOpts.checks = controllers.CheckBuilder{Judges: controllers.NewJudgeCache(), Proxy: proxy}
+	replicaOpts.checks = checkspec.CheckBuilder{Judges: checkspec.NewJudgeCache(), Proxy: proxy}
 	replicaOpts.buildInfo = metrics.ReadBuildInfo(version, revision)
 	replicaOpts.exposition = exposition
 	if _, err := setupReplica(mgr, replicaOpts); err != nil {
