@@ -25,7 +25,7 @@ import (
 //     what the status says and is never written.
 //
 // Run it with Start (it delivers the reconcile requests) and give it to the
-// scheduler as an Observer (see Observers). It is safe for concurrent use.
+// scheduler as an Observer (see scheduler.Observers). It is safe for concurrent use.
 type Tracker struct {
 	notify func(ctx context.Context, key types.NamespacedName)
 
@@ -304,24 +304,5 @@ func (t *Tracker) Start(ctx context.Context) error {
 		for _, key := range keys {
 			t.notify(ctx, key)
 		}
-	}
-}
-
-// Observers tells every one of its Observers about every probe, in order.
-type Observers []scheduler.Observer
-
-var _ scheduler.Observer = Observers(nil)
-
-// ProbeStarted implements scheduler.Observer.
-func (os Observers) ProbeStarted(key types.NamespacedName, lag time.Duration) {
-	for _, o := range os {
-		o.ProbeStarted(key, lag)
-	}
-}
-
-// ProbeFinished implements scheduler.Observer.
-func (os Observers) ProbeFinished(out scheduler.Outcome) {
-	for _, o := range os {
-		o.ProbeFinished(out)
 	}
 }

@@ -148,7 +148,7 @@ type WebCheckerReconciler struct {
 	Ready ReadyRecorder
 	// Tracker counts consecutive probes for the thresholds and remembers
 	// which outcome a take-over made stale; it must be the scheduler's
-	// Observer (see Observers). SetupWithManager requires it and runs it;
+	// Observer (see scheduler.Observers). SetupWithManager requires it and runs it;
 	// without it (a reconciler called directly) every threshold acts as 1.
 	Tracker *Tracker
 	// Loaded, when not nil, learns of every checker planned, so that the

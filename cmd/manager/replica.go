@@ -183,7 +183,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		Clock:          opts.clock,
 		Owns:           r.assigner.Probes,
 		Notify:         trigger.Notify,
-		Observer:       controllers.Observers{r.metrics, tracker},
+		Observer:       scheduler.Observers{r.metrics, tracker},
 		Logger:         opts.logger.WithName("scheduler"),
 	})
 	if err != nil {
