@@ -24,7 +24,6 @@ import (
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers/checkspec"
-	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
 
@@ -172,7 +171,9 @@ func (r *WebCheckerReconciler) fairness() *fairness {
 
 // StatusWriteRecorder counts status patches by result (a *metrics.Metrics).
 type StatusWriteRecorder interface {
-	StatusWritten(metrics.WriteResult)
+	// StatusWritten counts one status patch that returned err (nil when
+	// the API server accepted it).
+	StatusWritten(err error)
 }
 
 // ReadyRecorder keeps the Ready condition of the checkers this replica
