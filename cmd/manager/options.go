@@ -286,7 +286,50 @@ func (o options) safetyMargin() time.Duration {
 	return min(membership.DefaultSafetyMargin, o.leaseDuration/4)
 }
 
+// config is the flags parsed and validated once (see parse): the options
+// and what run builds from them.
+type config struct {
+	options
+	policy       *egress.Policy
+	scope        controllers.WatchScope
+	metricLabels *metrics.CheckerLabels
+	proxy        checkspec.DefaultProxy
+}
+
+// parse validates o and builds, once each, the default proxy, the egress
+// policy, the watch scope and the metric labels the flags give. Its error
+// joins every problem of the flags.
+func (o options) parse() (config, error) {
+	errs := o.checkValues()
+	c := config{options: o}
+	var err error
+	if c.proxy, err = o.defaultProxy(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.policy, err = o.egressPolicy(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.scope, err = o.watchScope(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.metricLabels, err = o.metricLabels(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return config{}, err
+	}
+	return c, nil
+}
+
+// validate reports every problem of the flags, as parse does.
 func (o options) validate() error {
+	_, err := o.parse()
+	return err
+}
+
+// checkValues checks the flags that need no parsing: ranges and
+// relations between them.
+func (o options) checkValues() []error {
 	var errs []error
 	if o.probeWorkers < 1 {
 		errs = append(errs, errors.New("--probe-workers must be at least 1"))
@@ -327,17 +370,5 @@ func (o options) validate() error {
 	if o.virtualNodes < 1 {
 		errs = append(errs, errors.New("--virtual-nodes must be at least 1"))
 	}
-	if _, err := o.defaultProxy(); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := o.egressPolicy(); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := o.watchScope(); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := o.metricLabels(); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return errs
 }
