@@ -189,7 +189,7 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 		Workers:       c.workers,
 		InitialJitter: c.initialJitter,
 		Notify:        trigger.Notify,
-		Observer:      controllers.Observers{m, tracker},
+		Observer:      scheduler.Observers{m, tracker},
 		Logger:        c.logger.WithName("scheduler"),
 	})
 	if err != nil {

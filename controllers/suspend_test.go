@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // setSuspend patches spec.suspend of the checker key to suspend.
@@ -74,7 +74,7 @@ func TestSuspendStopsProbesAndResumes(t *testing.T) {
 // reaches the target, and Suspended is its first and only status write.
 func TestCreatedSuspendedIsNeverProbed(t *testing.T) {
 	t.Parallel()
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	t.Cleanup(target.Close)
 	wc := newChecker(newNamespace(t), "born-suspended", target.URL(), "/")
 	wc.Spec.Suspend = ptr.To(true)

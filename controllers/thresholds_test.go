@@ -13,13 +13,13 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // betweenProbes waits for the next probe of path on target and a little
 // more, so that what the test changes next is seen first by the probe
 // after (probes are an interval apart).
-func betweenProbes(t *testing.T, target *framework.Target, path string) {
+func betweenProbes(t *testing.T, target *probetest.Target, path string) {
 	t.Helper()
 	n := target.Count(path)
 	require.Eventually(t, func() bool { return target.Count(path) > n }, 2*interval+time.Second, poll/5)
@@ -33,7 +33,7 @@ func betweenProbes(t *testing.T, target *framework.Target, path string) {
 func TestThresholdsDampReady(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 	wc := newChecker(ns, "damped", target.URL(), "/")
 	wc.Spec.FailureThreshold, wc.Spec.SuccessThreshold = ptr.To[int32](3), ptr.To[int32](2)

@@ -11,6 +11,7 @@ import (
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // TestEgressDefaultDeniesLoopback runs the built manager without the tests'
@@ -28,7 +29,7 @@ func TestEgressDefaultDeniesLoopback(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := testClient(t, ctx, ns, leaseNS)
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 
 	// The last value of --allow-cidrs wins: the manager's defaults.

@@ -59,7 +59,7 @@ type hostileEnv struct {
 	evilDNS   string           // 127.0.0.4: a DNS server (UDP)
 	apiServer *url.URL         // the control plane's API server, on 127.0.0.1
 
-	good      *framework.Target // 127.0.0.1: one path per checker of good
+	good      *probetest.Target // 127.0.0.1: one path per checker of good
 	goodNames []string
 	goodPath  map[string]string
 
@@ -99,7 +99,7 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	e.downgrade = startDowngradeServer(t, "127.0.0.3")
 	e.evilDNS = startDNSResponder(t, "127.0.0.4")
 
-	e.good = framework.NewTarget()
+	e.good = probetest.NewTarget()
 	t.Cleanup(e.good.Close)
 	for i := range goodCheckers {
 		name := fmt.Sprintf("good-%03d", i)

@@ -189,7 +189,7 @@ func conditionsCase(t *testing.T) kindCase {
 
 // proxyCase: an http target reached through a proxy, which goes away.
 func proxyCase(t *testing.T) kindCase {
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	t.Cleanup(target.Close)
 	proxy := probetest.NewTestProxy(t, probetest.ProxyOptions{})
 	return kindCase{

@@ -38,7 +38,7 @@ func TestManagerProxyCredentialsFromFiles(t *testing.T) {
 	defer cancel()
 	c := testClient(t, ctx, ns, leaseNS)
 	proxy := probetest.NewTestProxy(t, probetest.ProxyOptions{Username: "probe", Password: password})
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 	credentials := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(credentials, "username"), []byte("probe"), 0o600))
