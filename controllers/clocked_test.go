@@ -22,6 +22,7 @@ import (
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
 
@@ -126,9 +127,9 @@ func startClockedReplicaWith(t *testing.T, limits controllers.NamespaceLimits) *
 
 // startChecker creates in the replica's namespace a WebChecker probing path
 // on a new Target, and waits until its first probe, at t0, made it Ready.
-func (c *clockedReplica) startChecker(t *testing.T, name, path string) (*framework.Target, *webcheckerv1alpha1.WebChecker, types.NamespacedName) {
+func (c *clockedReplica) startChecker(t *testing.T, name, path string) (*probetest.Target, *webcheckerv1alpha1.WebChecker, types.NamespacedName) {
 	t.Helper()
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	t.Cleanup(target.Close)
 	wc := newChecker(c.namespace, name, target.URL(), path)
 	key := client.ObjectKeyFromObject(wc)

@@ -1,5 +1,6 @@
-// Package controllers holds the WebChecker reconciler and its translation
-// of a WebChecker's spec into a probe (CheckFor, ThresholdsFor).
+// Package controllers holds the WebChecker reconciler, which probes
+// WebCheckers and writes their status; the translation of a spec into a
+// probe is package checkspec's.
 //
 // The reconciler is the only writer of WebChecker status. It is triggered
 // by two sources: changes of a WebChecker's spec (status-only updates are

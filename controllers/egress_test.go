@@ -2,11 +2,9 @@ package controllers_test
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,7 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/checkspec"
 )
 
 // setAllowance sets (or, with remove, removes) the egress allowance
@@ -30,12 +28,12 @@ func setAllowance(t *testing.T, ns, value string, remove bool) {
 	require.NoError(t, k8sClient.Get(context.Background(), types.NamespacedName{Name: ns}, &namespace))
 	patch := client.MergeFrom(namespace.DeepCopy())
 	if remove {
-		delete(namespace.Annotations, controllers.EgressAllowAnnotation)
+		delete(namespace.Annotations, checkspec.EgressAllowAnnotation)
 	} else {
 		if namespace.Annotations == nil {
 			namespace.Annotations = map[string]string{}
 		}
-		namespace.Annotations[controllers.EgressAllowAnnotation] = value
+		namespace.Annotations[checkspec.EgressAllowAnnotation] = value
 	}
 	require.NoError(t, k8sClient.Patch(context.Background(), &namespace, patch))
 }
@@ -75,7 +73,7 @@ func TestNamespaceEgressAllowance(t *testing.T) {
 
 	// Invalid: not probed, and the message says why.
 	setAllowance(t, ns, "127.0.0.2/33", false)
-	want := `namespace ` + ns + `: annotation ` + controllers.EgressAllowAnnotation + `: invalid address range "127.0.0.2/33": netip.ParsePrefix("127.0.0.2/33"): prefix length out of range`
+	want := `namespace ` + ns + `: annotation ` + checkspec.EgressAllowAnnotation + `: invalid address range "127.0.0.2/33": netip.ParsePrefix("127.0.0.2/33"): prefix length out of range`
 	require.EventuallyWithT(t, func(c *assert.CollectT) {
 		var wc webcheckerv1alpha1.WebChecker
 		require.NoError(c, k8sClient.Get(context.Background(), key, &wc))
@@ -92,45 +90,4 @@ func TestNamespaceEgressAllowance(t *testing.T) {
 
 	got = waitReady(t, client.ObjectKeyFromObject(elsewhere), metav1.ConditionFalse, "EgressDenied", secretTimeout)
 	assert.Contains(t, ready(got).Message, "egress to 127.0.0.2 denied", "the other namespace was never allowed")
-}
-
-// TestEgressAllowanceOf: the annotation's ranges, bounded to 64.
-func TestEgressAllowanceOf(t *testing.T) {
-	ranges := func(n int) string {
-		parts := make([]string, n)
-		for i := range parts {
-			parts[i] = fmt.Sprintf("10.0.%d.0/24", i)
-		}
-		return strings.Join(parts, ",")
-	}
-	tests := map[string]struct {
-		annotations map[string]string
-		want        int    // ranges
-		wantErr     string // "" for none
-	}{
-		"no annotation":      {nil, 0, ""},
-		"ranges and addrs":   {map[string]string{controllers.EgressAllowAnnotation: " 10.0.0.0/8, 192.0.2.1 ,"}, 2, ""},
-		"empty":              {map[string]string{controllers.EgressAllowAnnotation: ""}, 0, ""},
-		"64 ranges":          {map[string]string{controllers.EgressAllowAnnotation: ranges(64)}, 64, ""},
-		"65 ranges":          {map[string]string{controllers.EgressAllowAnnotation: ranges(65)}, 0, "lists 65 ranges, more than 64"},
-		"not a range":        {map[string]string{controllers.EgressAllowAnnotation: "example.com"}, 0, `invalid address range "example.com"`},
-		"another annotation": {map[string]string{"other": "10.0.0.0/8"}, 0, ""},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop", Annotations: tc.annotations}}
-			got, err := controllers.EgressAllowanceOf(ns)
-			if tc.wantErr != "" {
-				var allowanceErr *controllers.EgressAllowanceError
-				require.ErrorAs(t, err, &allowanceErr)
-				assert.Contains(t, err.Error(), tc.wantErr)
-				return
-			}
-			require.NoError(t, err)
-			assert.Len(t, got, tc.want)
-		})
-	}
-	got, err := controllers.EgressAllowanceOf(nil)
-	assert.NoError(t, err)
-	assert.Nil(t, got)
 }

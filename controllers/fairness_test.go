@@ -94,7 +94,7 @@ func startFairReplica(t *testing.T, c fairReplica) {
 		Workers:       32,
 		InitialJitter: 500 * time.Millisecond,
 		Notify:        trigger.Notify,
-		Observer:      controllers.Observers{m, tracker},
+		Observer:      scheduler.Observers{m, tracker},
 		Logger:        ctrl.Log.WithName("fair-scheduler"),
 	})
 	require.NoError(t, err)

@@ -24,6 +24,7 @@ import (
 	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing"
+	"github.com/networkio/webchecker/probing/probetest"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
 
@@ -197,7 +198,7 @@ func TestNoStaleResultAfterOwnershipComesBack(t *testing.T) {
 // Pending, and needs failureThreshold failures to change it.
 func TestTakeOverStartsFromTheStoredCondition(t *testing.T) {
 	t.Parallel()
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	t.Cleanup(target.Close)
 	wc := newChecker(newNamespace(t), "taken-over", target.URL(), "/")
 	wc.Spec.FailureThreshold = ptr.To[int32](2)
@@ -236,7 +237,7 @@ func TestTakeOverStartsFromTheStoredCondition(t *testing.T) {
 // it loses is not probed again.
 func TestHandOverNeedsNoReconcile(t *testing.T) {
 	t.Parallel()
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	t.Cleanup(target.Close)
 	owner := &switchOwner{shard: "handover-replica", namespace: newElsewhereNamespace(t)}
 	mgr, err := ctrl.NewManager(k8sConfig, ctrl.Options{

@@ -16,7 +16,7 @@ import (
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers"
-	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // written is one status write seen by watchWrites: the Ready condition it
@@ -66,7 +66,7 @@ func watchWrites(t *testing.T, wc *webcheckerv1alpha1.WebChecker, within time.Du
 // one status write, the result, and never a Pending before it.
 func TestNewCheckerIsWrittenOnce(t *testing.T) {
 	t.Parallel()
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	t.Cleanup(target.Close)
 	wc := newChecker(newNamespace(t), "written-once", target.URL(), "/")
 
@@ -84,7 +84,7 @@ func TestNewCheckerIsWrittenOnce(t *testing.T) {
 // result.
 func TestSlowFirstProbeShowsPending(t *testing.T) {
 	t.Parallel()
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	t.Cleanup(target.Close)
 	target.SetDelay(controllers.PendingGrace + 2*time.Second)
 	wc := newChecker(newNamespace(t), "slow-first-probe", target.URL(), "/")

@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
@@ -21,7 +22,7 @@ type plan struct {
 	// checker from the scheduler.
 	check *scheduler.Check
 	// thresholds apply to the probes of check.
-	thresholds Thresholds
+	thresholds checkspec.Thresholds
 	// labels are the checker's labels, for its metrics.
 	labels map[string]string
 	// owned is true when this replica owns the checker: it probes it and
@@ -67,9 +68,9 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 		base.suspended = true
 		return base, nil
 	}
-	var secrets SecretValues
+	var secrets checkspec.SecretValues
 	if r.Secrets != nil {
-		secrets = SecretReader(ctx, r.Secrets, wc.Namespace, r.SecretSelector)
+		secrets = checkspec.SecretReader(ctx, r.Secrets, wc.Namespace, r.SecretSelector)
 	}
 	var ns *corev1.Namespace
 	if r.NamespaceEgress {
@@ -79,15 +80,15 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 		}
 	}
 	check, err := r.Checks.CheckForIn(ns, wc, secrets)
-	var thresholds Thresholds
+	var thresholds checkspec.Thresholds
 	if err == nil {
-		thresholds, err = ThresholdsFor(wc)
+		thresholds, err = checkspec.ThresholdsFor(wc)
 	}
-	var secretErr *SecretError
-	var readErr *secretReadError
-	var conditionErr *ConditionError
-	var allowanceErr *EgressAllowanceError
-	var regexErr *RegexTooComplexError
+	var secretErr *checkspec.SecretError
+	var readErr *checkspec.SecretReadError
+	var conditionErr *checkspec.ConditionError
+	var allowanceErr *checkspec.EgressAllowanceError
+	var regexErr *checkspec.RegexTooComplexError
 	p := base
 	switch {
 	case err == nil:
@@ -122,7 +123,7 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 // whether this replica owns the checker, whether it probes it, and, for a
 // checker with more than one vantage point, which replicas do.
 func (r *WebCheckerReconciler) ownership(key types.NamespacedName, wc *webcheckerv1alpha1.WebChecker) plan {
-	k := vantagePointsOf(wc)
+	k := checkspec.VantagePointsOf(wc)
 	p := plan{owned: r.Ownership.Owns(key), vantagePoints: k}
 	p.probes = p.owned
 	if k > 1 {
@@ -130,11 +131,4 @@ func (r *WebCheckerReconciler) ownership(key types.NamespacedName, wc *webchecke
 		p.probes = r.Ownership.Probes(key, k)
 	}
 	return p
-}
-
-// vantagePointsOf is wc's spec.vantagePoints, resolved to its default when
-// missing and clamped to the range the API server enforces.
-func vantagePointsOf(wc *webcheckerv1alpha1.WebChecker) int {
-	k := ptr.Deref(wc.Spec.VantagePoints, webcheckerv1alpha1.DefaultVantagePoints)
-	return int(min(max(k, 1), webcheckerv1alpha1.MaxVantagePoints))
 }

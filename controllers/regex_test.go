@@ -14,7 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/checkspec"
 )
 
 // Patterns the CRD admits: overLimit compiles to 2234 instructions, over
@@ -87,8 +87,8 @@ func TestRegexTooComplexError(t *testing.T) {
 			t.Parallel()
 			wc := &webcheckerv1alpha1.WebChecker{Spec: webcheckerv1alpha1.WebCheckerSpec{Host: tc.host}}
 			tc.mutate(&wc.Spec)
-			_, err := controllers.CheckFor(wc, nil)
-			var tooComplex *controllers.RegexTooComplexError
+			_, err := checkspec.CheckFor(wc, nil)
+			var tooComplex *checkspec.RegexTooComplexError
 			require.True(t, errors.As(err, &tooComplex), "error %v", err)
 			for _, m := range tc.msg {
 				assert.Contains(t, tooComplex.Message, m)
@@ -102,8 +102,8 @@ func TestRegexTooComplexError(t *testing.T) {
 		"spec.dns.answerMatch[0]": {Host: "dns://127.0.0.1:1", DNS: &webcheckerv1alpha1.DNSProbe{Name: "a.test", AnswerMatch: []string{worstPattern}}},
 		"spec.conditions[0]":      {Host: "http://127.0.0.1:1", Conditions: []webcheckerv1alpha1.ResponseCondition{{Expression: "'x'.matches('" + worstPattern + "')"}}},
 	} {
-		_, err := controllers.CheckFor(&webcheckerv1alpha1.WebChecker{Spec: spec}, nil)
-		var tooComplex *controllers.RegexTooComplexError
+		_, err := checkspec.CheckFor(&webcheckerv1alpha1.WebChecker{Spec: spec}, nil)
+		var tooComplex *checkspec.RegexTooComplexError
 		if strings.HasPrefix(field, "spec.conditions") {
 			// The expression is over its 1 KiB limit: an invalid condition.
 			require.Error(t, err)
@@ -116,7 +116,7 @@ func TestRegexTooComplexError(t *testing.T) {
 		Host:      "http://127.0.0.1:1",
 		BodyMatch: &webcheckerv1alpha1.BodyMatch{Regex: atLimit, MaxBodyBytes: ptr.To[int64](16 << 10)},
 	}}
-	_, err := controllers.CheckFor(wc, nil)
+	_, err := checkspec.CheckFor(wc, nil)
 	require.NoError(t, err)
 }
 

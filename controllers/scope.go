@@ -37,9 +37,6 @@ type WatchScope struct {
 // of use to a checker. The cache never holds them.
 const helmReleaseSecretType corev1.SecretType = "helm.sh/release.v1"
 
-// helmReleasePrefix starts the names of Helm's release Secrets.
-const helmReleasePrefix = "sh.helm.release.v1."
-
 // ApplyTo restricts the cache options opts to the scope. Secrets (cached
 // only when checkers may use them) are held as narrowly as the scope
 // allows: those matching SecretSelector, in the namespaces served, and

@@ -20,6 +20,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing"
 )
@@ -152,15 +153,15 @@ func TestSecretSelector(t *testing.T) {
 
 	wc := newChecker(ns, "selector", "https://example.com", "/")
 	wc.Spec.BearerTokenSecretRef = secretKey("labelled", "token")
-	secrets := controllers.SecretReader(t.Context(), c, ns, selector)
+	secrets := checkspec.SecretReader(t.Context(), c, ns, selector)
 	require.Eventually(t, func() bool {
-		check, err := controllers.CheckFor(wc, secrets)
+		check, err := checkspec.CheckFor(wc, secrets)
 		return err == nil && check.Target.BearerToken == "t0k"
 	}, secretTimeout, poll, "the labelled Secret never showed in the cache")
 
 	wc.Spec.BearerTokenSecretRef = secretKey("unlabelled", "token")
-	_, err = controllers.CheckFor(wc, secrets)
-	var secretErr *controllers.SecretError
+	_, err = checkspec.CheckFor(wc, secrets)
+	var secretErr *checkspec.SecretError
 	require.ErrorAs(t, err, &secretErr)
 	assert.Equal(t, probing.ReasonSecretUnavailable, secretErr.Reason)
 	assert.Equal(t, `spec.bearerTokenSecretRef: Secret "unlabelled" not found among the Secrets labelled webchecker.test/probe=true`, secretErr.Message)
@@ -187,9 +188,9 @@ func TestCacheNeverHoldsHelmReleases(t *testing.T) {
 
 	wc := newChecker(ns, "helm", "https://example.com", "/")
 	wc.Spec.BearerTokenSecretRef = secretKey("plain", "token")
-	secrets := controllers.SecretReader(t.Context(), c, ns, nil)
+	secrets := checkspec.SecretReader(t.Context(), c, ns, nil)
 	require.Eventually(t, func() bool {
-		check, err := controllers.CheckFor(wc, secrets)
+		check, err := checkspec.CheckFor(wc, secrets)
 		return err == nil && check.Target.BearerToken == "t0k"
 	}, secretTimeout, poll, "the Opaque Secret never showed in the cache")
 
@@ -202,8 +203,8 @@ func TestCacheNeverHoldsHelmReleases(t *testing.T) {
 	assert.Equal(t, []string{"plain"}, names)
 
 	wc.Spec.BearerTokenSecretRef = secretKey(release, "release")
-	_, err = controllers.CheckFor(wc, secrets)
-	var secretErr *controllers.SecretError
+	_, err = checkspec.CheckFor(wc, secrets)
+	var secretErr *checkspec.SecretError
 	require.ErrorAs(t, err, &secretErr)
 	assert.Equal(t, `spec.bearerTokenSecretRef: Secret "sh.helm.release.v1.shop.v1" not found (Helm's release records are never read)`, secretErr.Message)
 }

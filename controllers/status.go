@@ -16,7 +16,6 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/controllers/metrics"
 )
 
 // handleWriteError retries conflicts quietly after a short delay (the next
@@ -168,15 +167,7 @@ func (r *WebCheckerReconciler) recordReady(wc *webcheckerv1alpha1.WebChecker, st
 
 // countWrite counts a status patch that returned err.
 func (r *WebCheckerReconciler) countWrite(err error) {
-	if r.Metrics == nil {
-		return
-	}
-	switch {
-	case err == nil:
-		r.Metrics.StatusWritten(metrics.WriteSucceeded)
-	case apierrors.IsConflict(err):
-		r.Metrics.StatusWritten(metrics.WriteConflict)
-	default:
-		r.Metrics.StatusWritten(metrics.WriteFailed)
+	if r.Metrics != nil {
+		r.Metrics.StatusWritten(err)
 	}
 }

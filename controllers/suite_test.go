@@ -202,7 +202,7 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) (*scheduler.Scheduler, erro
 	if c.ownership == nil {
 		c.ownership = suiteOwner(c.shardID)
 	}
-	observers := controllers.Observers{m, tracker}
+	observers := scheduler.Observers{m, tracker}
 	if c.observer != nil {
 		observers = append(observers, c.observer)
 	}

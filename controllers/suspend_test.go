@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // setSuspend patches spec.suspend of the checker key to suspend.
@@ -78,7 +78,7 @@ func TestSuspendStopsProbesAndResumes(t *testing.T) {
 func TestCreatedSuspendedIsNeverProbed(t *testing.T) {
 	t.Parallel()
 	c := startClockedReplica(t)
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	t.Cleanup(target.Close)
 	wc := newChecker(c.namespace, "born-suspended", target.URL(), "/")
 	wc.Spec.Suspend = ptr.To(true)

@@ -12,7 +12,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // TestThresholdsDampReady runs a checker with failureThreshold 3 and
@@ -23,7 +23,7 @@ import (
 func TestThresholdsDampReady(t *testing.T) {
 	t.Parallel()
 	c := startClockedReplica(t)
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 	wc := newChecker(c.namespace, "damped", target.URL(), "/")
 	wc.Spec.FailureThreshold, wc.Spec.SuccessThreshold = ptr.To[int32](3), ptr.To[int32](2)

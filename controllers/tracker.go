@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
 
@@ -24,7 +25,7 @@ import (
 //     what the status says and is never written.
 //
 // Run it with Start (it delivers the reconcile requests) and give it to the
-// scheduler as an Observer (see Observers). It is safe for concurrent use.
+// scheduler as an Observer (see scheduler.Observers). It is safe for concurrent use.
 type Tracker struct {
 	notify func(ctx context.Context, key types.NamespacedName)
 
@@ -37,7 +38,7 @@ type Tracker struct {
 // tracked is what the Tracker knows of one checker.
 type tracked struct {
 	generation int64
-	thresholds Thresholds
+	thresholds checkspec.Thresholds
 	// answered is the verdict of the current streak, n its length.
 	answered bool
 	n        int
@@ -122,7 +123,7 @@ func (t *Tracker) ProbeFinished(o scheduler.Outcome) {
 // updates its thresholds; a new generation starts a new streak. Call it
 // after the check is upserted into the scheduler: the scheduler never
 // reports a probe of an older generation after that.
-func (t *Tracker) track(key types.NamespacedName, generation int64, thresholds Thresholds) {
+func (t *Tracker) track(key types.NamespacedName, generation int64, thresholds checkspec.Thresholds) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.checkers[key]
@@ -303,24 +304,5 @@ func (t *Tracker) Start(ctx context.Context) error {
 		for _, key := range keys {
 			t.notify(ctx, key)
 		}
-	}
-}
-
-// Observers tells every one of its Observers about every probe, in order.
-type Observers []scheduler.Observer
-
-var _ scheduler.Observer = Observers(nil)
-
-// ProbeStarted implements scheduler.Observer.
-func (os Observers) ProbeStarted(key types.NamespacedName, lag time.Duration) {
-	for _, o := range os {
-		o.ProbeStarted(key, lag)
-	}
-}
-
-// ProbeFinished implements scheduler.Observer.
-func (os Observers) ProbeFinished(out scheduler.Outcome) {
-	for _, o := range os {
-		o.ProbeFinished(out)
 	}
 }

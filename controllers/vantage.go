@@ -18,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers/checkspec"
 )
 
 // VantageFieldManagerPrefix starts the field manager of every replica's
@@ -225,7 +226,7 @@ type entryApplyStatus struct {
 // newest outcome o, given its stored entry (nil for none) and the
 // checker's thresholds: what the Ready condition would be if that replica
 // probed the checker alone (see nextReady).
-func nextEntry(stored *webcheckerv1alpha1.VantagePointStatus, o *reported, thresholds Thresholds, shard, zone string) webcheckerv1alpha1.VantagePointStatus {
+func nextEntry(stored *webcheckerv1alpha1.VantagePointStatus, o *reported, thresholds checkspec.Thresholds, shard, zone string) webcheckerv1alpha1.VantagePointStatus {
 	var conditions []metav1.Condition
 	var prev *metav1.Condition
 	if stored != nil {

@@ -2,28 +2,21 @@ package controllers
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	"sigs.k8s.io/controller-runtime/pkg/predicate"
-	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/controllers/metrics"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
 
@@ -52,35 +45,6 @@ const (
 
 // DefaultReconcileWorkers is the default of WebCheckerReconciler.Workers.
 const DefaultReconcileWorkers = 8
-
-// Ownership answers, for this replica, whether it is responsible for a
-// checker right now (a sharding.Assigner). It must be safe for concurrent
-// use and cheap: Owns is called on every reconcile and status write.
-type Ownership interface {
-	// ShardID is the identity of this replica, as written to status.shard.
-	ShardID() string
-	// Owns reports whether this replica probes the checker and writes its
-	// status.
-	Owns(key types.NamespacedName) bool
-	// Probes reports whether this replica is, now, one of the vantage
-	// points of the checker, which asks for vantagePoints of them: it
-	// probes the checker. With one vantage point it is Owns.
-	Probes(key types.NamespacedName, vantagePoints int) bool
-	// VantagePoints returns the replicas that probe the checker when it
-	// asks for vantagePoints of them, the owner first: as many as asked
-	// for, or every live replica when there are fewer.
-	VantagePoints(key types.NamespacedName, vantagePoints int) []VantagePoint
-}
-
-// Scheduler is what the reconciler needs of the probe scheduler.
-type Scheduler interface {
-	Upsert(scheduler.Check)
-	Remove(types.NamespacedName)
-	Disown(types.NamespacedName)
-	Latest(types.NamespacedName) (scheduler.Outcome, bool)
-}
-
-var _ Scheduler = (*scheduler.Scheduler)(nil)
 
 // WebCheckerReconciler keeps the scheduler's set of checks in line with the
 // WebChecker objects and writes the status of those this replica owns.
@@ -124,9 +88,9 @@ type WebCheckerReconciler struct {
 	// not probed and their status is left alone.
 	NamespaceSelector labels.Selector
 	// NamespaceEgress reads each checker's Namespace (from the cache) for
-	// its EgressAllowAnnotation and watches Namespaces, so that a change of
-	// the annotation reaches the checkers' targets at once. False gives no
-	// namespace an allowance.
+	// its checkspec.EgressAllowAnnotation and watches Namespaces, so that a
+	// change of the annotation reaches the checkers' targets at once. False
+	// gives no namespace an allowance.
 	NamespaceEgress bool
 	// SecretSelector is the label selector the manager's cache restricts
 	// Secrets to (see WatchScope), named when a Secret is not found.
@@ -135,7 +99,7 @@ type WebCheckerReconciler struct {
 	// Checks builds the checkers' probes: the conditions cache and the
 	// default proxy. The zero value compiles conditions on every
 	// reconcile and uses no proxy.
-	Checks CheckBuilder
+	Checks checkspec.CheckBuilder
 	// Metrics counts status writes. Nil means no metrics.
 	Metrics StatusWriteRecorder
 	// MetricLabels, when not nil, is given the labels of every scheduled
@@ -147,7 +111,7 @@ type WebCheckerReconciler struct {
 	Ready ReadyRecorder
 	// Tracker counts consecutive probes for the thresholds and remembers
 	// which outcome a take-over made stale; it must be the scheduler's
-	// Observer (see Observers). SetupWithManager requires it and runs it;
+	// Observer (see scheduler.Observers). SetupWithManager requires it and runs it;
 	// without it (a reconciler called directly) every threshold acts as 1.
 	Tracker *Tracker
 	// Loaded, when not nil, learns of every checker planned, so that the
@@ -169,29 +133,6 @@ func (r *WebCheckerReconciler) fairness() *fairness {
 	return r.fair
 }
 
-// StatusWriteRecorder counts status patches by result (a *metrics.Metrics).
-type StatusWriteRecorder interface {
-	StatusWritten(metrics.WriteResult)
-}
-
-// ReadyRecorder keeps the Ready condition of the checkers this replica
-// owns, for their metrics (a *metrics.ReadyStates).
-type ReadyRecorder interface {
-	// Set records the status of the checker's Ready condition.
-	Set(key types.NamespacedName, ready metav1.ConditionStatus)
-	// Delete forgets a checker that is no longer scheduled.
-	Delete(key types.NamespacedName)
-}
-
-// MetricLabelRecorder keeps the labels of the scheduled checkers for their
-// metrics (a *metrics.CheckerLabels).
-type MetricLabelRecorder interface {
-	// Set records the labels of a scheduled checker.
-	Set(key types.NamespacedName, labels map[string]string)
-	// Delete forgets a checker that is no longer scheduled.
-	Delete(key types.NamespacedName)
-}
-
 func (r *WebCheckerReconciler) now() time.Time {
 	if r.Clock == nil {
 		return time.Now()
@@ -205,67 +146,6 @@ func (r *WebCheckerReconciler) now() time.Time {
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // Namespaces: --namespace-selector and the egress allowance annotation.
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
-
-// SetupWithManager registers the reconciler with mgr.
-func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	if r.Client == nil {
-		r.Client = mgr.GetClient()
-	}
-	if r.Recorder == nil {
-		r.Recorder = mgr.GetEventRecorder(ControllerName)
-	}
-	switch {
-	case r.Scheduler == nil:
-		return errors.New("webchecker reconciler: Scheduler is required")
-	case r.Ownership == nil:
-		return errors.New("webchecker reconciler: Ownership is required")
-	case r.Trigger == nil:
-		return errors.New("webchecker reconciler: Trigger is required")
-	case r.Tracker == nil:
-		return errors.New("webchecker reconciler: Tracker is required")
-	}
-	if err := mgr.Add(r.Tracker); err != nil {
-		return fmt.Errorf("adding probe tracker: %w", err)
-	}
-	// Status writes bump resourceVersion but not generation: they must not
-	// trigger another reconcile (and another write). Label changes matter
-	// only to the metrics.
-	changed := predicate.Or(predicate.Predicate(predicate.GenerationChangedPredicate{}), vantagePointsChanged())
-	if r.MetricLabels != nil {
-		changed = predicate.Or(changed, predicate.LabelChangedPredicate{})
-	}
-	b := ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers()}).
-		For(&webcheckerv1alpha1.WebChecker{}, builder.WithPredicates(changed)).
-		WatchesRawSource(source.Channel(r.Trigger, &handler.TypedEnqueueRequestForObject[*webcheckerv1alpha1.WebChecker]{}))
-	if r.Secrets != nil {
-		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &webcheckerv1alpha1.WebChecker{}, SecretNamesField, secretNamesIndex); err != nil {
-			return fmt.Errorf("indexing WebCheckers by Secret: %w", err)
-		}
-		b = b.WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Secret{},
-			handler.TypedEnqueueRequestsFromMapFunc(checkersUsingSecret(mgr.GetCache()))))
-	}
-	switch {
-	case r.NamespaceSelector != nil:
-		// Every change: labels move a namespace in or out of the
-		// selection, and its annotation may change its allowance.
-		b = b.WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Namespace{},
-			handler.TypedEnqueueRequestsFromMapFunc(checkersInNamespace(mgr.GetCache()))))
-	case r.NamespaceEgress:
-		b = b.WatchesRawSource(source.Kind(mgr.GetCache(), &corev1.Namespace{},
-			handler.TypedEnqueueRequestsFromMapFunc(checkersInNamespace(mgr.GetCache())), egressAllowanceChanged()))
-	}
-	return b.Complete(r)
-}
-
-// workers is Workers, defaulted.
-func (r *WebCheckerReconciler) workers() int {
-	if r.Workers > 0 {
-		return r.Workers
-	}
-	return DefaultReconcileWorkers
-}
 
 // Reconcile brings one WebChecker's schedule and status up to date. It
 // first decides what this replica does with the checker (plan), then

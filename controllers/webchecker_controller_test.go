@@ -27,6 +27,7 @@ import (
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 const (
@@ -115,7 +116,7 @@ func ready(wc *webcheckerv1alpha1.WebChecker) metav1.Condition {
 func TestReadyFollowsTheTarget(t *testing.T) {
 	t.Parallel()
 	c := startClockedReplica(t)
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 	wc := newChecker(c.namespace, "lifecycle", target.URL(), "/health")
 	key := client.ObjectKeyFromObject(wc)
@@ -251,9 +252,9 @@ func eventReasons(t *testing.T, ns, name string) string {
 
 // startChecker creates, in a namespace of its own, a WebChecker probing
 // path on a new Target, and waits until it is Ready.
-func startChecker(t *testing.T, name, path string) (*framework.Target, *webcheckerv1alpha1.WebChecker, types.NamespacedName) {
+func startChecker(t *testing.T, name, path string) (*probetest.Target, *webcheckerv1alpha1.WebChecker, types.NamespacedName) {
 	t.Helper()
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	t.Cleanup(target.Close)
 	wc := newChecker(newNamespace(t), name, target.URL(), path)
 	key := client.ObjectKeyFromObject(wc)
@@ -320,7 +321,7 @@ func TestSpecChangeMovesTheProbe(t *testing.T) {
 func TestDNSFailureUsesTheLoopbackResolver(t *testing.T) {
 	t.Parallel()
 	ns := newNamespace(t)
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 	_, port, err := net.SplitHostPort(target.Host())
 	require.NoError(t, err)

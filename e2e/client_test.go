@@ -2,7 +2,9 @@ package e2e_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
@@ -33,4 +35,30 @@ func testClient(t *testing.T, ctx context.Context, checkers string, others ...st
 		_ = c.DeleteAllOf(context.Background(), &webcheckerv1alpha1.WebChecker{}, client.InNamespace(checkers))
 	})
 	return c
+}
+
+// startManager starts one built manager, shard id, alone on a ring of its
+// own that serves only namespace ns (its Lease in leaseNS), with args
+// after those flags (the last value of a flag wins). The process is killed
+// when the test ends, and its log's tail is printed if the test failed.
+func startManager(t *testing.T, ctx context.Context, id, ns, leaseNS string, args ...string) *framework.Manager {
+	t.Helper()
+	mgr, err := framework.StartManager(ctx, framework.ManagerOptions{
+		Binary: managerPath, Kubeconfig: cp.KubeconfigPath, ShardID: id, DNSServer: dns.Addr(),
+		Args: append([]string{
+			"--lease-namespace=" + leaseNS,
+			fmt.Sprintf("--ring-name=e2e-%s-%d", id, time.Now().UnixNano()),
+			"--watch-namespaces=" + ns,
+		}, args...),
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		if !mgr.Exited() {
+			_ = mgr.Kill()
+		}
+		if t.Failed() {
+			t.Logf("manager %s log:\n%s", id, tail(mgr.Log(), 60))
+		}
+	})
+	return mgr
 }

@@ -2,7 +2,6 @@ package e2e_test
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"time"
 
@@ -11,7 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // TestEgressDefaultDeniesLoopback runs the built manager without the tests'
@@ -29,27 +28,11 @@ func TestEgressDefaultDeniesLoopback(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := testClient(t, ctx, ns, leaseNS)
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 
-	mgr, err := framework.StartManager(ctx, framework.ManagerOptions{
-		Binary: managerPath, Kubeconfig: cp.KubeconfigPath, ShardID: "egress-0", DNSServer: dns.Addr(),
-		Args: []string{
-			"--lease-namespace=" + leaseNS,
-			"--ring-name=" + fmt.Sprintf("e2e-egress-%d", time.Now().UnixNano()),
-			"--watch-namespaces=" + ns,
-			"--allow-cidrs=", // the last value wins: the manager's defaults
-		},
-	})
-	require.NoError(t, err)
-	defer func() {
-		if !mgr.Exited() {
-			_ = mgr.Kill()
-		}
-		if t.Failed() {
-			t.Logf("manager log:\n%s", tail(mgr.Log(), 60))
-		}
-	}()
+	// The last value of --allow-cidrs wins: the manager's defaults.
+	mgr := startManager(t, ctx, "egress-0", ns, leaseNS, "--allow-cidrs=")
 
 	require.NoError(t, c.Create(ctx, &webcheckerv1alpha1.WebChecker{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "loopback"},

@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/e2e/bench/procstat"
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing/probetest"
 	"github.com/networkio/webchecker/sharding/membership"
@@ -58,7 +59,7 @@ type hostileEnv struct {
 	evilDNS   string           // 127.0.0.4: a DNS server (UDP)
 	apiServer *url.URL         // the control plane's API server, on 127.0.0.1
 
-	good      *framework.Target // 127.0.0.1: one path per checker of good
+	good      *probetest.Target // 127.0.0.1: one path per checker of good
 	goodNames []string
 	goodPath  map[string]string
 
@@ -98,7 +99,7 @@ func newHostileEnv(t *testing.T) *hostileEnv {
 	e.downgrade = startDowngradeServer(t, "127.0.0.3")
 	e.evilDNS = startDNSResponder(t, "127.0.0.4")
 
-	e.good = framework.NewTarget()
+	e.good = probetest.NewTarget()
 	t.Cleanup(e.good.Close)
 	for i := range goodCheckers {
 		name := fmt.Sprintf("good-%03d", i)
@@ -256,14 +257,14 @@ func (e *hostileEnv) startReplicas() {
 	require.True(e.t, agreed, "replicas do not agree on ring %v: %v", ids, views)
 }
 
-// memory reads every replica's resident memory.
-func (e *hostileEnv) memory() []framework.Memory {
+// samples reads every replica's CPU time and resident memory.
+func (e *hostileEnv) samples() []procstat.Sample {
 	e.t.Helper()
-	out := make([]framework.Memory, len(e.fleet.Replicas))
+	out := make([]procstat.Sample, len(e.fleet.Replicas))
 	for i, m := range e.fleet.Replicas {
-		mem, err := framework.ReadMemory(m.Pid())
+		s, err := procstat.Read(m.Pid())
 		require.NoError(e.t, err, "replica %s", m.Options.ShardID)
-		out[i] = mem
+		out[i] = s
 	}
 	return out
 }
@@ -721,16 +722,4 @@ func shorten(s string, n int) string {
 		return s
 	}
 	return s[:n] + "..."
-}
-
-// cpuTimes reads every replica's CPU time.
-func (e *hostileEnv) cpuTimes() []time.Duration {
-	e.t.Helper()
-	out := make([]time.Duration, len(e.fleet.Replicas))
-	for i, m := range e.fleet.Replicas {
-		d, err := framework.ReadCPUTime(m.Pid())
-		require.NoError(e.t, err, "replica %s", m.Options.ShardID)
-		out[i] = d
-	}
-	return out
 }

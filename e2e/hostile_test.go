@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/e2e/bench/procstat"
 	"github.com/networkio/webchecker/e2e/framework"
 )
 
@@ -70,11 +71,18 @@ const (
 	celBombBodyBytes = 10_000
 )
 
-// hugeRegex is a valid RE2 pattern of 1,021 bytes (the CRD allows 1,024)
-// whose program has about 145,000 instructions: 145 copies of .{1000}, and
-// a tail that tells the copies apart.
+// hugeRegex is the pattern: valid RE2 of 1,021 bytes whose
+// program has about 145,000 instructions (145 copies of .{1000} and a
+// tail). The CRD refuses it before the API server's own check compiles it.
 func hugeRegex(tail byte) string {
 	return strings.Repeat(".{1000}", 145) + string(tail) + "{1,2}"
+}
+
+// worstAdmittedRegex is a pattern the CRD admits whose program is over the
+// operator's bound: a group of 248 literals repeated 9 times, about 2,234
+// instructions (the bound is 2,000), in 255 bytes; tail tells copies apart.
+func worstAdmittedRegex(tail byte) string {
+	return "(?:" + strings.Repeat("a", 247) + string(tail) + "){9}"
 }
 
 const (
@@ -105,18 +113,18 @@ func (c evilCase) checkerName(i int) string {
 // condition that is false or cannot be evaluated; adjust a reason here
 // when a fix gives it one of its own.
 var evilCases = []evilCase{
-	// Regular expressions at the CRD's length limit: their programs must
-	// be refused before they are built.
+	// Regular expressions at the CRD's limits: their programs must be
+	// refused before they are built.
 	{name: "regex-body", copies: regexCopies, reason: "RegexTooComplex", spec: func(e *hostileEnv, i int) webcheckerv1alpha1.WebCheckerSpec {
-		return webcheckerv1alpha1.WebCheckerSpec{Host: e.evilHTTP.URL(), Path: "/filler", BodyMatch: &webcheckerv1alpha1.BodyMatch{Regex: hugeRegex('a' + byte(i))}}
+		return webcheckerv1alpha1.WebCheckerSpec{Host: e.evilHTTP.URL(), Path: "/filler", BodyMatch: &webcheckerv1alpha1.BodyMatch{Regex: worstAdmittedRegex('a' + byte(i))}}
 	}},
 	{name: "regex-tcp", copies: regexCopies, reason: "RegexTooComplex", spec: func(e *hostileEnv, i int) webcheckerv1alpha1.WebCheckerSpec {
-		return webcheckerv1alpha1.WebCheckerSpec{Host: "tcp://" + e.banner.Addr(), TCP: &webcheckerv1alpha1.TCPProbe{Expect: hugeRegex('k' + byte(i))}}
+		return webcheckerv1alpha1.WebCheckerSpec{Host: "tcp://" + e.banner.Addr(), TCP: &webcheckerv1alpha1.TCPProbe{Expect: worstAdmittedRegex('k' + byte(i))}}
 	}},
 	{name: "regex-dns", reason: "RegexTooComplex", spec: func(e *hostileEnv, _ int) webcheckerv1alpha1.WebCheckerSpec {
 		var answers []string
 		for i := range 8 { // the CRD's maxItems
-			answers = append(answers, hugeRegex('r'+byte(i)))
+			answers = append(answers, worstAdmittedRegex('r'+byte(i)))
 		}
 		return webcheckerv1alpha1.WebCheckerSpec{Host: "dns://" + e.evilDNS, DNS: &webcheckerv1alpha1.DNSProbe{Name: "www.evil.test", AnswerMatch: answers}}
 	}},
@@ -222,12 +230,12 @@ func TestHostileTenant(t *testing.T) {
 	}
 	t.Logf("MEASURED control window (%s, before %s's checkers): longest gap between probes of a checker of %s %s (%s); %d of %d over %s",
 		hostileControlWindow, evilNamespace, goodNamespace, worst.Round(time.Millisecond), worstName, over, goodCheckers, maxGoodGap)
-	base := e.memory()
-	baseCPU := e.cpuTimes()
+	base := e.samples()
 	for i, m := range e.fleet.Replicas {
-		t.Logf("baseline %s: VmRSS %.1f MiB, VmHWM %.1f MiB", m.Options.ShardID, mib(base[i].RSS), mib(base[i].HWM))
+		t.Logf("baseline %s: VmRSS %.1f MiB, VmHWM %.1f MiB", m.Options.ShardID, mib(base[i].RSS), mib(base[i].PeakRSS))
 	}
 
+	e.checkHugeRegexRefused()
 	from := time.Now()
 	evil := e.evilSpecs()
 	e.createAll(evilNamespace, evil)
@@ -246,7 +254,7 @@ func TestHostileTenant(t *testing.T) {
 				}
 				continue
 			}
-			if mem, err := framework.ReadMemory(m.Pid()); err == nil {
+			if mem, err := procstat.Read(m.Pid()); err == nil {
 				peakRSS[i] = max(peakRSS[i], mem.RSS)
 			}
 		}
@@ -256,10 +264,10 @@ func TestHostileTenant(t *testing.T) {
 		return time.Since(from) >= hostileObservation
 	})
 	to := time.Now()
-	cpu := e.cpuTimes()
+	end := e.samples()
 	for i, m := range e.fleet.Replicas {
 		t.Logf("MEASURED %s: %.1f s of CPU in the %s after %s's checkers were created (%.0f%% of one core)",
-			m.Options.ShardID, (cpu[i] - baseCPU[i]).Seconds(), to.Sub(from).Round(time.Second), evilNamespace, 100*(cpu[i]-baseCPU[i]).Seconds()/to.Sub(from).Seconds())
+			m.Options.ShardID, end[i].CPUSince(base[i]).Seconds(), to.Sub(from).Round(time.Second), evilNamespace, 100*end[i].CPUSince(base[i]).Seconds()/to.Sub(from).Seconds())
 	}
 	// Requests are recorded when they arrive: those sent at the very end
 	// of the window arrive a little later.
@@ -274,22 +282,40 @@ func TestHostileTenant(t *testing.T) {
 	t.Logf("evil's HTTP server received %v; the tcp banner server %d connections", e.evilHTTP.Hits(), e.banner.Accepted())
 }
 
+// checkHugeRegexRefused checks that the API server refuses the issue's
+// pattern in each of the three regex fields, naming the field.
+func (e *hostileEnv) checkHugeRegexRefused() {
+	e.t.Helper()
+	specs := map[string]webcheckerv1alpha1.WebCheckerSpec{
+		"spec.bodyMatch.regex": {Host: e.evilHTTP.URL(), BodyMatch: &webcheckerv1alpha1.BodyMatch{Regex: hugeRegex('a')}},
+		"spec.tcp.expect":      {Host: "tcp://" + e.banner.Addr(), TCP: &webcheckerv1alpha1.TCPProbe{Expect: hugeRegex('k')}},
+		"spec.dns.answerMatch": {Host: "dns://" + e.evilDNS, DNS: &webcheckerv1alpha1.DNSProbe{Name: "www.evil.test", AnswerMatch: []string{hugeRegex('r')}}},
+	}
+	for _, field := range slices.Sorted(maps.Keys(specs)) {
+		wc := &webcheckerv1alpha1.WebChecker{ObjectMeta: metav1.ObjectMeta{Namespace: evilNamespace, Name: "refused"}, Spec: specs[field]}
+		err := e.c.Create(e.ctx, wc)
+		if assert.Error(e.t, err, "the API server admitted the issue's pattern in %s", field) {
+			assert.Contains(e.t, err.Error(), field, "the refusal names the field")
+		}
+	}
+}
+
 // checkReplicas checks that every replica still runs, never fenced itself
 // and grew its memory by at most maxMemoryGrowth.
-func (e *hostileEnv) checkReplicas(base []framework.Memory, peakRSS []uint64, exited map[string]time.Duration) {
+func (e *hostileEnv) checkReplicas(base []procstat.Sample, peakRSS []uint64, exited map[string]time.Duration) {
 	e.t.Helper()
 	for i, m := range e.fleet.Replicas {
 		id := m.Options.ShardID
 		if !assert.False(e.t, m.Exited(), "replica %s exited %s after evil's checkers were created", id, exited[id]) {
 			continue
 		}
-		after, err := framework.ReadMemory(m.Pid())
+		after, err := procstat.Read(m.Pid())
 		if !assert.NoError(e.t, err) {
 			continue
 		}
-		hwm, rss := growth(base[i].HWM, after.HWM), growth(base[i].RSS, after.RSS)
+		hwm, rss := growth(base[i].PeakRSS, after.PeakRSS), growth(base[i].RSS, after.RSS)
 		e.t.Logf("MEASURED %s: VmHWM %.1f -> %.1f MiB (%+.1f), VmRSS %.1f -> %.1f MiB (%+.1f), highest VmRSS sampled %.1f MiB; limit +%d MiB",
-			id, mib(base[i].HWM), mib(after.HWM), float64(hwm)/(1<<20), mib(base[i].RSS), mib(after.RSS), float64(rss)/(1<<20), mib(peakRSS[i]), maxMemoryGrowth>>20)
+			id, mib(base[i].PeakRSS), mib(after.PeakRSS), float64(hwm)/(1<<20), mib(base[i].RSS), mib(after.RSS), float64(rss)/(1<<20), mib(peakRSS[i]), maxMemoryGrowth>>20)
 		assert.LessOrEqual(e.t, hwm, int64(maxMemoryGrowth), "replica %s: peak memory (VmHWM) grew by %.1f MiB", id, float64(hwm)/(1<<20))
 		assert.LessOrEqual(e.t, rss, int64(maxMemoryGrowth), "replica %s: memory (VmRSS) grew by %.1f MiB", id, float64(rss)/(1<<20))
 

@@ -22,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing/probetest"
 )
 
@@ -53,23 +52,7 @@ func TestProbeKinds(t *testing.T) {
 
 	cases := []kindCase{tcpCase(t), tlsCase(t, ctx, c, ns), grpcCase(t), dnsCase(t), conditionsCase(t), proxyCase(t)}
 
-	mgr, err := framework.StartManager(ctx, framework.ManagerOptions{
-		Binary: managerPath, Kubeconfig: cp.KubeconfigPath, ShardID: "kinds-0", DNSServer: dns.Addr(),
-		Args: []string{
-			"--lease-namespace=" + leaseNS,
-			"--ring-name=" + fmt.Sprintf("e2e-kinds-%d", time.Now().UnixNano()),
-			"--watch-namespaces=" + ns,
-		},
-	})
-	require.NoError(t, err)
-	defer func() {
-		if !mgr.Exited() {
-			_ = mgr.Kill()
-		}
-		if t.Failed() {
-			t.Logf("manager log:\n%s", tail(mgr.Log(), 60))
-		}
-	}()
+	startManager(t, ctx, "kinds-0", ns, leaseNS)
 
 	for _, tc := range cases {
 		tc.spec.Interval = &metav1.Duration{Duration: time.Second}
@@ -205,7 +188,7 @@ func conditionsCase(t *testing.T) kindCase {
 
 // proxyCase: an http target reached through a proxy, which goes away.
 func proxyCase(t *testing.T) kindCase {
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	t.Cleanup(target.Close)
 	proxy := probetest.NewTestProxy(t, probetest.ProxyOptions{})
 	return kindCase{

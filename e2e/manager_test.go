@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // TestManagerProcess runs the built manager against the control plane as a
@@ -29,7 +30,7 @@ func TestManagerProcess(t *testing.T) {
 	require.NoError(t, err)
 	kubeconfig := generatedRBACUser(t, user, ns, leaseNamespace)
 
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 
 	mgr, err := framework.StartManager(context.Background(), framework.ManagerOptions{

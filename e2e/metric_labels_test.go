@@ -15,6 +15,7 @@ import (
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // TestMetricLabelsAllowlist runs a manager with --metric-labels-allowlist
@@ -31,7 +32,7 @@ func TestMetricLabelsAllowlist(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	c := testClient(t, ctx, ns, leaseNS)
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 
 	fleet, err := framework.StartFleet(ctx, framework.FleetOptions{

@@ -16,6 +16,7 @@ import (
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // Settings of TestMetricsWithPrometheus.
@@ -49,8 +50,8 @@ func TestMetricsWithPrometheus(t *testing.T) {
 	defer cancel()
 	c := testClient(t, ctx, metricsNamespace, metricsLeaseNamespace)
 
-	healthy, broken, flaky := framework.NewTarget(), framework.NewTarget(), framework.NewTarget()
-	for _, target := range []*framework.Target{healthy, broken, flaky} {
+	healthy, broken, flaky := probetest.NewTarget(), probetest.NewTarget(), probetest.NewTarget()
+	for _, target := range []*probetest.Target{healthy, broken, flaky} {
 		defer target.Close()
 	}
 	broken.SetStatus(http.StatusInternalServerError)
@@ -66,7 +67,7 @@ func TestMetricsWithPrometheus(t *testing.T) {
 	replicas, prom := fleet.Replicas, fleet.Prometheus
 
 	// The checkers.
-	create := func(name string, target *framework.Target) {
+	create := func(name string, target *probetest.Target) {
 		require.NoError(t, c.Create(ctx, &webcheckerv1alpha1.WebChecker{
 			ObjectMeta: metav1.ObjectMeta{Namespace: metricsNamespace, Name: name},
 			Spec: webcheckerv1alpha1.WebCheckerSpec{

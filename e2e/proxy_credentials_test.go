@@ -38,7 +38,7 @@ func TestManagerProxyCredentialsFromFiles(t *testing.T) {
 	defer cancel()
 	c := testClient(t, ctx, ns, leaseNS)
 	proxy := probetest.NewTestProxy(t, probetest.ProxyOptions{Username: "probe", Password: password})
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 	credentials := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(credentials, "username"), []byte("probe"), 0o600))
@@ -46,27 +46,8 @@ func TestManagerProxyCredentialsFromFiles(t *testing.T) {
 	pprofAddr, err := framework.FreeLoopbackAddr()
 	require.NoError(t, err)
 
-	mgr, err := framework.StartManager(ctx, framework.ManagerOptions{
-		Binary: managerPath, Kubeconfig: cp.KubeconfigPath, ShardID: "proxy-credentials-0", DNSServer: dns.Addr(),
-		Args: []string{
-			"--lease-namespace=" + leaseNS,
-			"--ring-name=" + fmt.Sprintf("e2e-proxy-credentials-%d", time.Now().UnixNano()),
-			"--watch-namespaces=" + ns,
-			"--allow-cidrs=127.0.0.0/8,::1/128",
-			"--proxy-url=" + proxy.URL(),
-			"--proxy-credentials-dir=" + credentials,
-			"--pprof-bind-address=" + pprofAddr,
-		},
-	})
-	require.NoError(t, err)
-	defer func() {
-		if !mgr.Exited() {
-			_ = mgr.Kill()
-		}
-		if t.Failed() {
-			t.Logf("manager log:\n%s", tail(mgr.Log(), 60))
-		}
-	}()
+	mgr := startManager(t, ctx, "proxy-credentials-0", ns, leaseNS,
+		"--proxy-url="+proxy.URL(), "--proxy-credentials-dir="+credentials, "--pprof-bind-address="+pprofAddr)
 
 	require.NoError(t, c.Create(ctx, &webcheckerv1alpha1.WebChecker{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "through-proxy"},

@@ -14,6 +14,7 @@ import (
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // Settings of TestQuorumProbing; the limits are the acceptance criteria of
@@ -63,12 +64,12 @@ func TestQuorumProbing(t *testing.T) {
 	}
 	e.waitLeases(4, 30*time.Second)
 
-	denied, err := framework.NewTargetAt(quorumDeniedIP)
+	denied, err := probetest.NewTargetAt(quorumDeniedIP)
 	require.NoError(t, err)
 	t.Cleanup(denied.Close)
-	healthy := framework.NewTarget()
+	healthy := probetest.NewTarget()
 	t.Cleanup(healthy.Close)
-	failing := framework.NewTarget()
+	failing := probetest.NewTarget()
 	t.Cleanup(failing.Close)
 
 	alone := e.nameOwnedBy("alone", "quorum-c")
@@ -157,7 +158,7 @@ func (e *quorumEnv) checkSteadyMinute(t *testing.T) {
 // checkers (probed on target) it was in gets a new member, which probes
 // the checker within lease duration + interval + 2 s (its requests carry
 // its shard id); the statuses follow at the pace of the replicas' writes.
-func (e *quorumEnv) checkKillReforms(t *testing.T, victim string, steady []string, target *framework.Target) {
+func (e *quorumEnv) checkKillReforms(t *testing.T, victim string, steady []string, target *probetest.Target) {
 	oldSets := map[string][]string{}
 	for _, name := range steady {
 		oldSets[name] = e.expectedSet(name, 3)
@@ -210,7 +211,7 @@ func (e *quorumEnv) checkKillReforms(t *testing.T, victim string, steady []strin
 
 // firstProbes returns, for each path of newcomers received by target after
 // since from the shard newcomers names, when it first came.
-func firstProbes(target *framework.Target, newcomers map[string]string, since time.Time) map[string]time.Time {
+func firstProbes(target *probetest.Target, newcomers map[string]string, since time.Time) map[string]time.Time {
 	first := map[string]time.Time{}
 	for _, hit := range target.Hits() {
 		shard, ok := newcomers[hit.Path]

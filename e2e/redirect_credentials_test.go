@@ -15,7 +15,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing/probetest"
 )
 
@@ -64,24 +63,7 @@ func TestRedirectDowngradeDropsCredentials(t *testing.T) {
 	require.NoError(t, c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "probe-credentials"}, Data: map[string][]byte{
 		"token": []byte(token), "api-key": []byte(apiKey), "ca.crt": cert.PEM,
 	}}))
-	mgr, err := framework.StartManager(ctx, framework.ManagerOptions{
-		Binary: managerPath, Kubeconfig: cp.KubeconfigPath, ShardID: "redirect-credentials-0", DNSServer: dns.Addr(),
-		Args: []string{
-			"--lease-namespace=" + leaseNS,
-			"--ring-name=" + fmt.Sprintf("e2e-redirect-credentials-%d", time.Now().UnixNano()),
-			"--watch-namespaces=" + ns,
-			"--allow-cidrs=127.0.0.0/8,::1/128",
-		},
-	})
-	require.NoError(t, err)
-	defer func() {
-		if !mgr.Exited() {
-			_ = mgr.Kill()
-		}
-		if t.Failed() {
-			t.Logf("manager log:\n%s", tail(mgr.Log(), 60))
-		}
-	}()
+	mgr := startManager(t, ctx, "redirect-credentials-0", ns, leaseNS)
 
 	for name, path := range map[string]string{"downgrade": "/downgrade", "same-origin": "/same-origin"} {
 		require.NoError(t, c.Create(ctx, &webcheckerv1alpha1.WebChecker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: webcheckerv1alpha1.WebCheckerSpec{

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // TestSecureMetrics runs the manager with --metrics-secure as a user that
@@ -38,7 +39,7 @@ func TestSecureMetrics(t *testing.T) {
 	scraperToken := strings.TrimSpace(kubectl("create", "token", "scraper", "-n", ns))
 	strangerToken := strings.TrimSpace(kubectl("create", "token", "stranger", "-n", ns))
 
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 	mgr, err := framework.StartManager(context.Background(), framework.ManagerOptions{
 		Binary: managerPath, Kubeconfig: kubeconfig, ShardID: "secure-0", DNSServer: dns.Addr(),

@@ -25,6 +25,7 @@ import (
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 	"github.com/networkio/webchecker/sharding/membership"
 	"github.com/networkio/webchecker/sharding/ring"
 )
@@ -39,7 +40,7 @@ type shardingEnv struct {
 	ns         string
 	leaseNS    string
 	ringName   string
-	target     *framework.Target
+	target     *probetest.Target
 	hits       *hitIndex
 	rec        *framework.StatusRecorder
 	phaseStart time.Time
@@ -100,7 +101,7 @@ func newShardingEnv(t *testing.T) *shardingEnv {
 		e.pathOf[name] = "/c/" + strconv.Itoa(i)
 	}
 
-	e.target = framework.NewTarget()
+	e.target = probetest.NewTarget()
 	t.Cleanup(e.target.Close)
 	e.hits = newHitIndex(e.target)
 

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 	"github.com/networkio/webchecker/sharding/ring"
 )
 
@@ -131,12 +132,12 @@ type probeHit struct {
 // hitIndex indexes the target's hits by path. It is used from the test
 // goroutine only.
 type hitIndex struct {
-	target *framework.Target
+	target *probetest.Target
 	total  int
 	byPath map[string][]probeHit // in arrival order
 }
 
-func newHitIndex(target *framework.Target) *hitIndex {
+func newHitIndex(target *probetest.Target) *hitIndex {
 	return &hitIndex{target: target, byPath: map[string][]probeHit{}}
 }
 

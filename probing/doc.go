@@ -1,15 +1,17 @@
-// Package probing knows how to probe one HTTP target and how to describe the
-// outcome.
+// Package probing probes one target of any kind (HTTP(S), TCP, TLS, gRPC,
+// DNS) and describes the outcome.
 //
 // A Target is the fully resolved description of one check (URL, method,
 // timeout, accepted status codes, redirect policy, ...): the caller resolves
 // every default, and a Target that does not pass Target.Validate is
 // reported as ReasonInvalidTarget, never guessed at. A Prober turns a Target
 // into a typed Result that keeps the failure class (Reason) next to a human
-// readable Message, so that callers never have to parse error strings. The
-// HTTP prober also reports how long each phase of the exchange took
-// (PhaseTimings, measured by the prober's own transport, and through
-// net/http/httptrace where net/http does the work).
+// readable Message, so that callers never have to parse error strings:
+// KindProber hands each Target to the prober of its kind (HTTPProber,
+// TCPProber for tcp and tls, GRPCProber, DNSProber). The HTTP prober also
+// reports how long each phase of the exchange took (PhaseTimings, measured
+// by the prober's own transport, and through net/http/httptrace where
+// net/http does the work).
 //
 // What a Result says can be trusted: every probe resolves, connects and
 // shakes hands anew (unless its Target opts into ReuseConnections), the

@@ -25,8 +25,8 @@ func NewProber(opts ProberOptions) *KindProber {
 		byKind: map[Kind]Prober{
 			KindHTTP: http,
 			KindDNS:  NewDNSProber(opts),
-			KindTCP:  newTCPProber(opts),
-			KindTLS:  newTCPProber(opts),
+			KindTCP:  NewTCPProber(opts),
+			KindTLS:  NewTCPProber(opts),
 			KindGRPC: NewGRPCProber(opts),
 		},
 	}

@@ -11,7 +11,7 @@ import (
 	"time"
 )
 
-// tcpProber probes tcp and tls targets: it resolves the name, connects
+// TCPProber probes tcp and tls targets: it resolves the name, connects
 // (through the egress policy, restricted to the target's IP family),
 // shakes hands for tls, and then, when the target has TCPOptions, sends
 // their query and waits for the reply they expect. Every probe has a
@@ -23,18 +23,18 @@ import (
 // sends" has no stable end (a server that keeps the connection open sends
 // it in pieces, at times of its own), so only an Expect says when the
 // reply is complete.
-type tcpProber struct {
+type TCPProber struct {
 	opts   ProberOptions // with defaults
 	dialer *net.Dialer
 }
 
-var _ Prober = (*tcpProber)(nil)
+var _ Prober = (*TCPProber)(nil)
 
-// newTCPProber returns the prober of tcp and tls targets, with opts'
-// resolver and egress policy.
-func newTCPProber(opts ProberOptions) *tcpProber {
+// NewTCPProber returns a TCPProber configured by opts: its DNSServer and
+// Egress apply (see ProberOptions for the defaults).
+func NewTCPProber(opts ProberOptions) *TCPProber {
 	opts = opts.withDefaults()
-	return &tcpProber{opts: opts, dialer: newDialer(opts)}
+	return &TCPProber{opts: opts, dialer: newDialer(opts)}
 }
 
 // Probe connects to t.URL's host and port, shakes hands for tls (judging
@@ -43,7 +43,7 @@ func newTCPProber(opts ProberOptions) *tcpProber {
 // t.Timeout bounds all of it. Probe never panics: a target that does not
 // Validate, is not tcp or tls, has no port, or whose TLS settings do not
 // work gives ReasonInvalidTarget.
-func (p *tcpProber) Probe(ctx context.Context, t Target) Result {
+func (p *TCPProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
 	return finish(p.probe(ctx, t, start), start)
 }
@@ -82,7 +82,7 @@ func parseTCPTarget(t Target) (tcpTarget, error) {
 	return tt, nil
 }
 
-func (p *tcpProber) probe(ctx context.Context, t Target, start time.Time) Result {
+func (p *TCPProber) probe(ctx context.Context, t Target, start time.Time) Result {
 	tt, err := parseTCPTarget(t)
 	if err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
@@ -184,7 +184,7 @@ func closeProbeConn(probeCtx context.Context, conn, raw net.Conn) {
 // also the connection's: a network timeout is the probe's timeout. The
 // message names the step and the URL, as the HTTP prober's name the
 // method and URL, and quotes nothing the server sent (see errorText).
-func (p *tcpProber) failure(ctx, probeCtx context.Context, t Target, tt tcpTarget, op string, err error) Result {
+func (p *TCPProber) failure(ctx, probeCtx context.Context, t Target, tt tcpTarget, op string, err error) Result {
 	prefix := op + " " + strconv.Quote(tt.url) + ": "
 	switch {
 	case ctx.Err() != nil:

@@ -15,6 +15,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/egress"
@@ -157,7 +158,7 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.IntVar(&o.virtualNodes, "virtual-nodes", o.virtualNodes, "Tokens per replica on the consistent-hash ring; all replicas must use the same value.")
 	fs.BoolVar(&o.secretAccess, "secret-access", o.secretAccess, "Let checkers read header values, credentials and CA bundles from Secrets in their own namespace. When false no Secret is read or watched (the secrets RBAC rule can be dropped) and checkers that refer to one report SecretAccessDisabled.")
 	fs.StringVar(&o.denyCIDRs, "deny-cidrs", o.denyCIDRs, "Comma-separated address ranges probes must never connect to, besides the defaults (unspecified, loopback, link-local and the clouds' metadata addresses, always denied), checked on the resolved address of every connection (redirects included).")
-	fs.StringVar(&o.allowCIDRs, "allow-cidrs", o.allowCIDRs, "Comma-separated address ranges probes may connect to even inside a denied range: the defaults, --deny-cidrs, --deny-private-networks and the cluster's networks. A namespace's annotation "+controllers.EgressAllowAnnotation+" (set by cluster admins) allows its checkers more.")
+	fs.StringVar(&o.allowCIDRs, "allow-cidrs", o.allowCIDRs, "Comma-separated address ranges probes may connect to even inside a denied range: the defaults, --deny-cidrs, --deny-private-networks and the cluster's networks. A namespace's annotation "+checkspec.EgressAllowAnnotation+" (set by cluster admins) allows its checkers more.")
 	fs.BoolVar(&o.denyClusterNetworks, "deny-cluster-networks", o.denyClusterNetworks, "Deny the cluster's own networks, kept current from watches: its Service CIDRs (ServiceCIDR objects), the API server's endpoints (EndpointSlices of Service default/kubernetes) and every Node's addresses and pod CIDRs. Needs list/watch on servicecidrs, nodes and (in namespace default) endpointslices. Until they are first listed, every address outside --allow-cidrs is denied.")
 	fs.StringVar(&o.watchNamespaces, "watch-namespaces", o.watchNamespaces, "Comma-separated namespaces whose WebCheckers (and Secrets) are watched and served; empty means all.")
 	fs.StringVar(&o.namespaceSelector, "namespace-selector", o.namespaceSelector, "Label selector (such as team=platform) of the namespaces whose WebCheckers are served; empty means all. Needs list/watch on namespaces.")
@@ -285,7 +286,50 @@ func (o options) safetyMargin() time.Duration {
 	return min(membership.DefaultSafetyMargin, o.leaseDuration/4)
 }
 
+// config is the flags parsed and validated once (see parse): the options
+// and what run builds from them.
+type config struct {
+	options
+	policy       *egress.Policy
+	scope        controllers.WatchScope
+	metricLabels *metrics.CheckerLabels
+	proxy        checkspec.DefaultProxy
+}
+
+// parse validates o and builds, once each, the default proxy, the egress
+// policy, the watch scope and the metric labels the flags give. Its error
+// joins every problem of the flags.
+func (o options) parse() (config, error) {
+	errs := o.checkValues()
+	c := config{options: o}
+	var err error
+	if c.proxy, err = o.defaultProxy(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.policy, err = o.egressPolicy(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.scope, err = o.watchScope(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.metricLabels, err = o.metricLabels(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return config{}, err
+	}
+	return c, nil
+}
+
+// validate reports every problem of the flags, as parse does.
 func (o options) validate() error {
+	_, err := o.parse()
+	return err
+}
+
+// checkValues checks the flags that need no parsing: ranges and
+// relations between them.
+func (o options) checkValues() []error {
 	var errs []error
 	if o.probeWorkers < 1 {
 		errs = append(errs, errors.New("--probe-workers must be at least 1"))
@@ -326,17 +370,5 @@ func (o options) validate() error {
 	if o.virtualNodes < 1 {
 		errs = append(errs, errors.New("--virtual-nodes must be at least 1"))
 	}
-	if _, err := o.defaultProxy(); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := o.egressPolicy(); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := o.watchScope(); err != nil {
-		errs = append(errs, err)
-	}
-	if _, err := o.metricLabels(); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return errs
 }

@@ -240,3 +240,23 @@ func TestExposedBehind(t *testing.T) {
 	}
 	assert.Equal(t, http.StatusForbidden, get(exposedBehind(metrics.NewExposition(), deny)).Code)
 }
+
+// TestParseBuildsOnce: parse gives run what the flags build (proxy,
+// egress policy, scope, metric labels), or every problem at once.
+func TestParseBuildsOnce(t *testing.T) {
+	opts := defaultOptions()
+	opts.proxyURL, opts.noProxy = "http://proxy.internal:3128", "internal"
+	opts.watchNamespaces, opts.metricLabelsAllowlist = "shop, blog", "team"
+	c, err := opts.parse()
+	require.NoError(t, err)
+	assert.Equal(t, "http://proxy.internal:3128", c.proxy.String())
+	assert.Equal(t, []string{"shop", "blog"}, c.scope.Namespaces)
+	assert.Equal(t, []string{"label_team"}, c.metricLabels.LabelNames())
+	require.NotNil(t, c.policy)
+	assert.Equal(t, opts, c.options)
+
+	opts.probeWorkers, opts.denyCIDRs = 0, "not-a-range"
+	_, err = opts.parse()
+	assert.ErrorContains(t, err, "--probe-workers must be at least 1")
+	assert.ErrorContains(t, err, "--deny-cidrs")
+}

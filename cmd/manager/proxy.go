@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/probing"
 )
 
@@ -25,15 +25,15 @@ const maxProxyCredentialBytes = 4 << 10
 // --secret-access=false and any --watch-namespaces), and they are never on
 // the command line (/proc/<pid>/cmdline, /debug/pprof/cmdline) nor in the
 // environment, which child processes and crash dumps inherit.
-func (o options) defaultProxy() (controllers.DefaultProxy, error) {
+func (o options) defaultProxy() (checkspec.DefaultProxy, error) {
 	var credentials *probing.BasicAuth
 	if o.proxyCredentialsDir != "" {
 		var err error
 		if credentials, err = readProxyCredentials(o.proxyCredentialsDir); err != nil {
-			return controllers.DefaultProxy{}, fmt.Errorf("--proxy-credentials-dir: %w", err)
+			return checkspec.DefaultProxy{}, fmt.Errorf("--proxy-credentials-dir: %w", err)
 		}
 	}
-	return controllers.ParseDefaultProxy(o.proxyURL, o.noProxy, credentials)
+	return checkspec.ParseDefaultProxy(o.proxyURL, o.noProxy, credentials)
 }
 
 // readProxyCredentials reads the files username and password of dir, as a

@@ -104,7 +104,7 @@ func TestReplicaFencesItselfWhenCutOff(t *testing.T) {
 	proxy, viaProxy := framework.ProxyToAPIServer(t, cp.Config)
 
 	dns := probetest.NewTestDNSServer(t, map[string][]net.IP{})
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	t.Cleanup(target.Close)
 
 	r := startReplica(t, viaProxy, replicaOptions{

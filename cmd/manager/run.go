@@ -11,7 +11,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/controllers/clusternet"
 	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/controllers/metrics/scrapeauth"
@@ -21,27 +21,12 @@ import (
 // one replica into it (setupReplica) and blocks until ctx is cancelled
 // (SIGTERM/SIGINT) or a component fails. When it returns, every probe has
 // been cancelled and every goroutine it started has finished.
-func run(ctx context.Context, opts options) error {
-	if err := opts.validate(); err != nil {
+func run(ctx context.Context, flags options) error {
+	opts, err := flags.parse()
+	if err != nil {
 		return err
 	}
 	log := ctrl.Log.WithName("setup")
-	policy, err := opts.egressPolicy()
-	if err != nil {
-		return err
-	}
-	scope, err := opts.watchScope()
-	if err != nil {
-		return err
-	}
-	metricLabels, err := opts.metricLabels()
-	if err != nil {
-		return err
-	}
-	proxy, err := opts.defaultProxy()
-	if err != nil {
-		return err
-	}
 
 	cfg, err := ctrl.GetConfig()
 	if err != nil {
@@ -50,7 +35,7 @@ func run(ctx context.Context, opts options) error {
 	exposition := metrics.NewExposition()
 	mgr, err := ctrl.NewManager(opts.restConfig(cfg), ctrl.Options{
 		Scheme:                 newScheme(),
-		Cache:                  scope.ApplyTo(cacheOptions(opts.leaseNamespace, opts.ringName)),
+		Cache:                  opts.scope.ApplyTo(cacheOptions(opts.leaseNamespace, opts.ringName)),
 		Metrics:                opts.metricsServerOptions(exposition),
 		HealthProbeBindAddress: opts.probeAddr,
 		PprofBindAddress:       opts.pprofAddr,
@@ -58,11 +43,11 @@ func run(ctx context.Context, opts options) error {
 	if err != nil {
 		return fmt.Errorf("creating manager: %w", err)
 	}
-	replicaOpts := opts.replicaOptions(policy, scope)
+	replicaOpts := opts.replicaOptions(opts.policy, opts.scope)
 	if opts.denyClusterNetworks {
 		networks, err := clusternet.New(clusternet.Options{
 			Config: mgr.GetConfig(), HTTPClient: mgr.GetHTTPClient(), Scheme: mgr.GetScheme(),
-			Policy: policy, Logger: ctrl.Log.WithName("clusternet"),
+			Policy: opts.policy, Logger: ctrl.Log.WithName("clusternet"),
 		})
 		if err != nil {
 			return err
@@ -72,8 +57,8 @@ func run(ctx context.Context, opts options) error {
 		}
 		replicaOpts.networksListed = networks.Listed
 	}
-	replicaOpts.metricLabels = metricLabels
-	replicaOpts.checks = controllers.CheckBuilder{Judges: controllers.NewJudgeCache(), Proxy: proxy}
+	replicaOpts.metricLabels = opts.metricLabels
+	replicaOpts.checks = checkspec.CheckBuilder{Judges: checkspec.NewJudgeCache(), Proxy: opts.proxy}
 	replicaOpts.buildInfo = metrics.ReadBuildInfo(version, revision)
 	replicaOpts.exposition = exposition
 	if _, err := setupReplica(mgr, replicaOpts); err != nil {
@@ -89,7 +74,7 @@ func run(ctx context.Context, opts options) error {
 	log.Info("Starting manager", "shardID", opts.shardID, "metricsSecure", opts.metricsSecure, "probeWorkers", opts.probeWorkers, "reconcileWorkers", opts.reconcileWorkers, "namespaceLimits", replicaOpts.limits.String(),
 		"kubeAPIQPS", opts.kubeAPIQPS, "kubeAPIBurst", opts.kubeAPIBurst, "dnsServer", opts.dnsServer,
 		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration,
-		"secretAccess", opts.secretAccess, "metricLabels", metricLabels.LabelNames(), "version", replicaOpts.buildInfo.Version, "revision", replicaOpts.buildInfo.Revision, "egressPolicy", policy.String(), "denyClusterNetworks", opts.denyClusterNetworks, "proxy", proxy.String(), "scope", scope.String())
+		"secretAccess", opts.secretAccess, "metricLabels", opts.metricLabels.LabelNames(), "version", replicaOpts.buildInfo.Version, "revision", replicaOpts.buildInfo.Revision, "egressPolicy", opts.policy.String(), "denyClusterNetworks", opts.denyClusterNetworks, "proxy", opts.proxy.String(), "scope", opts.scope.String())
 	if err := mgr.Start(ctx); err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/networkio/webchecker/probing"
@@ -117,9 +118,23 @@ func (m *Metrics) ProbeFinished(o scheduler.Outcome) {
 	}
 }
 
-// StatusWritten counts one status patch.
-func (m *Metrics) StatusWritten(r WriteResult) {
-	m.statusWrites.WithLabelValues(string(r)).Inc()
+// StatusWritten counts one status patch that returned err: WriteSucceeded
+// for nil, WriteConflict for a conflict (apierrors.IsConflict),
+// WriteFailed for any other error.
+func (m *Metrics) StatusWritten(err error) {
+	m.statusWrites.WithLabelValues(string(writeResultOf(err))).Inc()
+}
+
+// writeResultOf is the result of a status patch that returned err.
+func writeResultOf(err error) WriteResult {
+	switch {
+	case err == nil:
+		return WriteSucceeded
+	case apierrors.IsConflict(err):
+		return WriteConflict
+	default:
+		return WriteFailed
+	}
 }
 
 // CheckSource is what the metrics read of the probe scheduler at scrape

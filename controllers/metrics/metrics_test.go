@@ -1,6 +1,7 @@
 package metrics_test
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/networkio/webchecker/controllers/metrics"
@@ -280,9 +283,10 @@ func TestObservedMetrics(t *testing.T) {
 		probing.PhaseDNS: time.Millisecond, probing.PhaseConnect: 2 * time.Millisecond, probing.PhaseProcessing: 20 * time.Millisecond, probing.PhaseTransfer: 4 * time.Millisecond,
 	})}})
 	m.ProbeFinished(scheduler.Outcome{Key: keyB, Result: probing.Result{Duration: 5 * time.Second, Phases: phaseTimings(map[probing.Phase]time.Duration{probing.PhaseConnect: 5 * time.Second})}})
-	m.StatusWritten(metrics.WriteSucceeded)
-	m.StatusWritten(metrics.WriteSucceeded)
-	m.StatusWritten(metrics.WriteConflict)
+	m.StatusWritten(nil)
+	m.StatusWritten(nil)
+	m.StatusWritten(apierrors.NewConflict(schema.GroupResource{Resource: "webcheckers"}, "a", errors.New("stale")))
+	m.StatusWritten(apierrors.NewServiceUnavailable("unavailable"))
 
 	tests := map[string]struct {
 		metric string
@@ -323,7 +327,7 @@ func TestObservedMetrics(t *testing.T) {
 # HELP webchecker_status_writes_total WebChecker status patches sent to the API server, by result (success, conflict, error).
 # TYPE webchecker_status_writes_total counter
 webchecker_status_writes_total{result="conflict"} 1
-webchecker_status_writes_total{result="error"} 0
+webchecker_status_writes_total{result="error"} 1
 webchecker_status_writes_total{result="success"} 2
 `
 	assert.NoError(t, testutil.GatherAndCompare(reg, strings.NewReader(want), "webchecker_status_writes_total"))

@@ -19,6 +19,7 @@ import (
 
 	"github.com/networkio/webchecker/e2e/chart"
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // TestChartInstall installs the chart with the Helm SDK into a fresh
@@ -178,7 +179,7 @@ const (
 // applyChartCheckers creates, in namespace checkers, the Secret and two
 // checkers of target: "local" and "with-secret", which sends the header
 // X-Probe-Token from the Secret. Applying them again changes nothing.
-func applyChartCheckers(t *testing.T, cluster *framework.ControlPlane, target *framework.Target, checkers string) {
+func applyChartCheckers(t *testing.T, cluster *framework.ControlPlane, target *probetest.Target, checkers string) {
 	t.Helper()
 	secret := fmt.Sprintf(`{"apiVersion":"v1","kind":"Secret","metadata":{"name":%q},"stringData":{"token":%q}}`, chartSecret, chartSecretValue)
 	local := fmt.Sprintf(`{"apiVersion":"test.network.io/v1alpha1","kind":"WebChecker","metadata":{"name":"local"},"spec":{"host":%q,"interval":"1s","timeout":"500ms"}}`, target.URL())
@@ -279,7 +280,7 @@ func runChartManagers(t *testing.T, cluster *framework.ControlPlane, deployment 
 	kubeconfig, token, err := cluster.ServiceAccountKubeconfig(ctx, ns, sa)
 	require.NoError(t, err)
 
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 	applyChartCheckers(t, cluster, target, checkers)
 
@@ -387,7 +388,7 @@ func runChartManagersScoped(t *testing.T, cluster *framework.ControlPlane, deplo
 	ns := deployment.Namespace
 	kubeconfig, _, err := cluster.ServiceAccountKubeconfig(context.Background(), ns, deployment.Spec.Template.Spec.ServiceAccountName)
 	require.NoError(t, err)
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 	applyChartCheckers(t, cluster, target, checkers)
 	const unserved = "e2e-chart-unserved"

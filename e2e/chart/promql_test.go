@@ -22,6 +22,7 @@ import (
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/e2e/chart"
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // Settings of TestChartPromQLAgainstPrometheus.
@@ -155,12 +156,12 @@ func TestChartPromQLAgainstPrometheus(t *testing.T) {
 // per vantage point.
 func createPromQLCheckers(ctx context.Context, t *testing.T, c client.Client) (checkers, probeSeries int) {
 	t.Helper()
-	healthy, broken, secure := framework.NewTarget(), framework.NewTarget(), framework.NewTLSTarget()
-	for _, target := range []*framework.Target{healthy, broken, secure} {
+	healthy, broken, secure := probetest.NewTarget(), probetest.NewTarget(), probetest.NewTLSTarget()
+	for _, target := range []*probetest.Target{healthy, broken, secure} {
 		t.Cleanup(target.Close)
 	}
 	broken.SetStatus(http.StatusInternalServerError)
-	targets := map[string]*framework.Target{"healthy-0": healthy, "healthy-1": healthy, "broken-0": broken, "https-0": secure, "quorum-0": healthy}
+	targets := map[string]*probetest.Target{"healthy-0": healthy, "healthy-1": healthy, "broken-0": broken, "https-0": secure, "quorum-0": healthy}
 	vantagePoints := map[string]int32{"quorum-0": 3}
 	for name, target := range targets {
 		wc := &webcheckerv1alpha1.WebChecker{

@@ -11,6 +11,7 @@ import (
 
 	"github.com/networkio/webchecker/e2e/chart"
 	"github.com/networkio/webchecker/e2e/framework"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // TestChartSecretsOnlyInWatchedNamespaces installs the chart with
@@ -44,7 +45,7 @@ func TestChartSecretsOnlyInWatchedNamespaces(t *testing.T) {
 	deployment := deploymentOf(t, installed.Manifest)
 	kubeconfig, _, err := cluster.ServiceAccountKubeconfig(ctx, chartNamespace, deployment.Spec.Template.Spec.ServiceAccountName)
 	require.NoError(t, err)
-	target := framework.NewTarget()
+	target := probetest.NewTarget()
 	defer target.Close()
 	applyChartCheckers(t, cluster, target, watched)
 	applyChartCheckers(t, cluster, target, unwatched)

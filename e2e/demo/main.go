@@ -139,7 +139,7 @@ func startTargets(dnsAddr string) (manifest string, stop func(), err error) {
 			f()
 		}
 	}
-	healthy, broken, slow := framework.NewTarget(), framework.NewTarget(), framework.NewTarget()
+	healthy, broken, slow := probetest.NewTarget(), probetest.NewTarget(), probetest.NewTarget()
 	stops = append(stops, healthy.Close, broken.Close, slow.Close)
 	broken.SetStatus(http.StatusInternalServerError)
 	slow.SetDelay(3 * time.Second)
@@ -159,7 +159,7 @@ func startTargets(dnsAddr string) (manifest string, stop func(), err error) {
 		return "", stop, fmt.Errorf("starting the banner target: %w", err)
 	}
 	stops = append(stops, func() { _ = banner.Close() })
-	quorum, err := framework.NewTargetAt(deniedIP)
+	quorum, err := probetest.NewTargetAt(deniedIP)
 	if err != nil {
 		return "", stop, err
 	}

@@ -14,6 +14,10 @@
 // CertificateTemplate and Chain build chains of them (roots, intermediates,
 // cross-signs, leaves) as servers send them.
 //
+// Target is an HTTP(S) server on a loopback address whose answer a test
+// sets (status, delay) and that records every request it receives, for
+// the tests of the reconciler, the manager and the e2e suites.
+//
 // BannerServer is a TCP (or TLS) server for tcp and tls probes: a banner, a
 // query and its reply, an early close or no answer at all. Proxy is an
 // HTTP proxy (CONNECT and absolute-form requests, optional credentials)

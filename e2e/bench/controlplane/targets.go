@@ -29,7 +29,7 @@ type probe struct {
 // targets are the HTTP servers on 127.0.0.1 that the checkers probe, at
 // /c/<index>. They answer 500 for the checkers marked failing and 200 for
 // the others, and record every probe of every checker compactly (a
-// framework.Target keeps each request's headers, too much at 10,000
+// probetest.Target keeps each request's headers, too much at 10,000
 // checkers probed for minutes).
 type targets struct {
 	servers []*http.Server

@@ -9,7 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/e2e/bench/procstat"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/egress"
@@ -39,7 +39,7 @@ func newManagerProber() (*probing.HTTPProber, error) {
 const expectedStatus = 200
 
 // checkFor builds the Check of a WebChecker namespace/name probing url
-// every interval, as the reconciler does (controllers.CheckFor), with the
+// every interval, as the reconciler does (checkspec.CheckFor), with the
 // API's defaults but for two fields: the timeout, which must stay below
 // the interval (the default 1s, or half an interval below 2s), and
 // ReuseConnections.
@@ -54,7 +54,7 @@ func checkFor(namespace, name, url string, interval time.Duration, reuse bool) (
 			ReuseConnections:    reuse,
 		},
 	}
-	c, err := controllers.CheckFor(wc, nil)
+	c, err := checkspec.CheckFor(wc, nil)
 	if err != nil {
 		return scheduler.Check{}, fmt.Errorf("building the check of %s/%s: %w", namespace, name, err)
 	}

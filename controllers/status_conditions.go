@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
@@ -78,7 +79,7 @@ func readyCondition(o *scheduler.Outcome) metav1.Condition {
 // its reason and message follow the latest outcome (a new failure class
 // shows at once). Before the first result (no condition, or Unknown) there
 // is no state to hold on to and the first outcome decides.
-func nextReady(stored *metav1.Condition, o *scheduler.Outcome, n int, thresholds Thresholds) metav1.Condition {
+func nextReady(stored *metav1.Condition, o *scheduler.Outcome, n int, thresholds checkspec.Thresholds) metav1.Condition {
 	next := readyCondition(o)
 	if stored == nil || stored.Status == metav1.ConditionUnknown || stored.Status == next.Status {
 		return next

@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
@@ -30,7 +31,7 @@ func readyWas(status metav1.ConditionStatus, reason string) *metav1.Condition {
 }
 
 func TestNextReady(t *testing.T) {
-	th := Thresholds{Failure: 3, Success: 2}
+	th := checkspec.Thresholds{Failure: 3, Success: 2}
 	tests := map[string]struct {
 		stored     *metav1.Condition
 		result     probing.Result
@@ -123,7 +124,7 @@ func TestTrackerCountsStreaksAndAsksAtTheThreshold(t *testing.T) {
 	go func() { _ = tr.Start(ctx) }()
 
 	tr.ProbeFinished(scheduler.Outcome{Key: key, Generation: 1, Result: timedOut, Time: probed}) // not tracked yet: ignored
-	tr.track(key, 1, Thresholds{Failure: 3, Success: 2})
+	tr.track(key, 1, checkspec.Thresholds{Failure: 3, Success: 2})
 	steps := []struct {
 		result     probing.Result
 		wantStreak int
@@ -154,7 +155,7 @@ func TestTrackerCountsStreaksAndAsksAtTheThreshold(t *testing.T) {
 	assert.Empty(t, notified)
 
 	// A new generation starts over.
-	tr.track(key, 2, Thresholds{Failure: 3, Success: 2})
+	tr.track(key, 2, checkspec.Thresholds{Failure: 3, Success: 2})
 	n, _ := tr.streak(&scheduler.Outcome{Key: key, Generation: 2, Result: answered, Time: probed})
 	assert.Equal(t, 1, n)
 

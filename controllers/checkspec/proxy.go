@@ -1,10 +1,8 @@
-package controllers
+package checkspec
 
 import (
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"net/url"
 	"strings"
 
@@ -13,30 +11,18 @@ import (
 
 // DefaultProxy is the operator-wide proxy (--proxy-url, --no-proxy,
 // --proxy-credentials-dir): the proxy of every checker without
-// spec.proxy, except dns checkers and those whose host NoProxy matches.
+// spec.proxy, except dns checkers and those whose host --no-proxy matches.
 // It is never taken from the environment (HTTP_PROXY and the like): a
 // probe goes through a proxy only when asked to. The zero value is no
 // proxy.
 type DefaultProxy struct {
 	proxy   *probing.Proxy
-	noProxy []noProxyEntry
-}
-
-// noProxyEntry is one entry of --no-proxy: an address range, or a host
-// name that matches itself and its subdomains (with a leading dot, only
-// its subdomains), or "*" (every host).
-type noProxyEntry struct {
-	prefix netip.Prefix
-	domain string
-	dotted bool
-	all    bool
+	noProxy probing.NoProxy
 }
 
 // ParseDefaultProxy parses --proxy-url (http(s)://host:port; empty means
 // no proxy) and --no-proxy (comma-separated host names, .domains, IP
-// addresses, CIDR ranges or *), as curl and Go's
-// golang.org/x/net/http/httpproxy read NO_PROXY, except that loopback
-// addresses and localhost are not exempted implicitly. credentials, when
+// addresses, CIDR ranges or *, see probing.ParseNoProxy). credentials, when
 // not nil, are the proxy's basic credentials (--proxy-credentials-dir).
 //
 // A URL with credentials (user:password@) is refused: a command line is
@@ -74,28 +60,8 @@ func ParseDefaultProxy(proxyURL, noProxy string, credentials *probing.BasicAuth)
 		return DefaultProxy{}, fmt.Errorf("--proxy-url: %w", err)
 	}
 	d := DefaultProxy{proxy: proxy}
-	for _, raw := range strings.Split(noProxy, ",") {
-		entry := strings.ToLower(strings.TrimSpace(raw))
-		switch {
-		case entry == "":
-		case entry == "*":
-			d.noProxy = append(d.noProxy, noProxyEntry{all: true})
-		case strings.Contains(entry, "/"):
-			prefix, err := netip.ParsePrefix(entry)
-			if err != nil {
-				return DefaultProxy{}, fmt.Errorf("--no-proxy %q: %w", raw, err)
-			}
-			d.noProxy = append(d.noProxy, noProxyEntry{prefix: prefix.Masked()})
-		default:
-			if addr, err := netip.ParseAddr(strings.Trim(entry, "[]")); err == nil {
-				d.noProxy = append(d.noProxy, noProxyEntry{prefix: netip.PrefixFrom(addr, addr.BitLen())})
-				continue
-			}
-			if host, _, err := net.SplitHostPort(entry); err == nil {
-				entry = host // a port is ignored, as by curl
-			}
-			d.noProxy = append(d.noProxy, noProxyEntry{domain: strings.TrimPrefix(entry, "."), dotted: strings.HasPrefix(entry, ".")})
-		}
+	if d.noProxy, err = probing.ParseNoProxy(noProxy); err != nil {
+		return DefaultProxy{}, fmt.Errorf("--no-proxy %w", err)
 	}
 	return d, nil
 }
@@ -108,7 +74,7 @@ func (d DefaultProxy) String() string {
 	return d.proxy.URL
 }
 
-// For returns the proxy of a target URL: nil when d is no proxy or NoProxy
+// For returns the proxy of a target URL: nil when d is no proxy or --no-proxy
 // matches the URL's host.
 func (d DefaultProxy) For(targetURL string) *probing.Proxy {
 	if d.proxy == nil {
@@ -118,19 +84,8 @@ func (d DefaultProxy) For(targetURL string) *probing.Proxy {
 	if err != nil {
 		return nil
 	}
-	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	addr, addrErr := netip.ParseAddr(host)
-	for _, e := range d.noProxy {
-		switch {
-		case e.all:
-			return nil
-		case e.prefix.IsValid():
-			if addrErr == nil && e.prefix.Contains(addr.Unmap()) {
-				return nil
-			}
-		case host == e.domain && !e.dotted, strings.HasSuffix(host, "."+e.domain):
-			return nil
-		}
+	if d.noProxy.Matches(u.Hostname()) {
+		return nil
 	}
 	p := *d.proxy
 	return &p

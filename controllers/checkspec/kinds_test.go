@@ -1,4 +1,4 @@
-package controllers_test
+package checkspec_test
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/probing"
 )
 
@@ -85,7 +85,7 @@ func TestCheckForKinds(t *testing.T) {
 			t.Parallel()
 			wc := newChecker("ns", "kind", tc.host, "")
 			tc.mutate(&wc.Spec)
-			check, err := controllers.CheckFor(wc, nil)
+			check, err := checkspec.CheckFor(wc, nil)
 			require.NoError(t, err)
 			target := check.Target
 			require.NoError(t, target.Validate())
@@ -124,7 +124,7 @@ func TestCheckForRejectsFieldsOfAnotherKind(t *testing.T) {
 			t.Parallel()
 			wc := newChecker("ns", "stale", tc.host, "")
 			tc.mutate(&wc.Spec)
-			_, err := controllers.CheckFor(wc, nil)
+			_, err := checkspec.CheckFor(wc, nil)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "invalid target")
 			assert.Contains(t, err.Error(), tc.want)
@@ -139,19 +139,19 @@ func TestCheckForProxy(t *testing.T) {
 	secrets := fakeSecrets(map[string]map[string]string{"proxy": {"username": "u", "password": "p\n"}})
 	wc := newChecker("ns", "proxied", "tcp://db.internal:5432", "")
 	wc.Spec.Proxy = &webcheckerv1alpha1.ProxySpec{URL: "http://proxy.example.com:3128", CredentialsSecretRef: &webcheckerv1alpha1.SecretReference{Name: "proxy"}}
-	assert.Equal(t, []string{"proxy"}, controllers.SecretNames(&wc.Spec))
+	assert.Equal(t, []string{"proxy"}, checkspec.SecretNames(&wc.Spec))
 
-	def, err := controllers.ParseDefaultProxy("http://default-proxy:8080", "internal, .corp.example, 10.0.0.0/8, 192.0.2.7", &probing.BasicAuth{Username: "admin", Password: "s3cret"})
+	def, err := checkspec.ParseDefaultProxy("http://default-proxy:8080", "internal, .corp.example, 10.0.0.0/8, 192.0.2.7", &probing.BasicAuth{Username: "admin", Password: "s3cret"})
 	require.NoError(t, err)
 	assert.Equal(t, "http://default-proxy:8080", def.String(), "no credentials in logs")
-	builder := controllers.CheckBuilder{Proxy: def}
+	builder := checkspec.CheckBuilder{Proxy: def}
 
 	check, err := builder.CheckFor(wc, secrets)
 	require.NoError(t, err)
 	assert.Equal(t, &probing.Proxy{URL: "http://proxy.example.com:3128", Username: "u", Password: "p"}, check.Target.Proxy, "spec.proxy wins")
 
 	_, err = builder.CheckFor(wc, nil)
-	var secretErr *controllers.SecretError
+	var secretErr *checkspec.SecretError
 	require.ErrorAs(t, err, &secretErr, "the credentials need Secret access")
 	assert.Equal(t, probing.ReasonSecretAccessDisabled, secretErr.Reason)
 
@@ -193,13 +193,13 @@ func TestCheckForConditions(t *testing.T) {
 		{Expression: `response.json.status == "ok"`, Message: "not ok"},
 		{Expression: `tls.expiry - now > duration("336h")`},
 	}
-	check, err := controllers.CheckFor(wc, nil)
+	check, err := checkspec.CheckFor(wc, nil)
 	require.NoError(t, err)
 	require.NotNil(t, check.Target.Judge)
 	assert.True(t, check.Target.Judge.NeedsBody(), "response.json reads the body")
 
-	cache := controllers.NewJudgeCache()
-	builder := controllers.CheckBuilder{Judges: cache}
+	cache := checkspec.NewJudgeCache()
+	builder := checkspec.CheckBuilder{Judges: cache}
 	first, err := builder.CheckFor(wc, nil)
 	require.NoError(t, err)
 	again, err := builder.CheckFor(wc.DeepCopy(), nil)
@@ -224,9 +224,9 @@ func TestCheckForConditions(t *testing.T) {
 				wc.Spec.DNS = &webcheckerv1alpha1.DNSProbe{Name: "example.com"}
 			}
 			wc.Spec.Conditions = []webcheckerv1alpha1.ResponseCondition{tc.cond}
-			for _, b := range []controllers.CheckBuilder{{}, builder} {
+			for _, b := range []checkspec.CheckBuilder{{}, builder} {
 				_, err := b.CheckFor(wc, nil)
-				var condErr *controllers.ConditionError
+				var condErr *checkspec.ConditionError
 				require.ErrorAs(t, err, &condErr)
 				assert.Contains(t, condErr.Message, tc.want)
 			}

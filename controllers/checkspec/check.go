@@ -1,4 +1,4 @@
-package controllers
+package checkspec
 
 import (
 	"cmp"
@@ -26,11 +26,10 @@ var tlsVersions = map[string]uint16{
 // stored before the CRD carried the default) takes the default declared in
 // api/v1alpha1. secrets reads the Secret values the spec refers to; nil
 // means Secret access is turned off. A Secret that cannot be used is a
-// *SecretError, a failed read that a retry may fix a *secretReadError, a
+// *SecretError, a failed read that a retry may fix a *SecretReadError, a
 // condition that does not compile a *ConditionError, a regular expression
 // over the pattern package's bounds a *RegexTooComplexError (wrapped),
-// and any other error
-// an invalid spec. It compiles spec.conditions on every call and uses no
+// and any other error an invalid spec. It compiles spec.conditions on every call and uses no
 // default proxy: the reconciler uses a CheckBuilder.
 func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (scheduler.Check, error) {
 	return CheckBuilder{}.CheckFor(wc, secrets)
@@ -122,7 +121,7 @@ func (b CheckBuilder) CheckForIn(ns *corev1.Namespace, wc *webcheckerv1alpha1.We
 		Generation:    wc.Generation,
 		Interval:      interval,
 		Target:        target,
-		VantagePoints: vantagePointsOf(wc),
+		VantagePoints: VantagePointsOf(wc),
 	}, nil
 }
 
@@ -159,4 +158,11 @@ func ThresholdsFor(wc *webcheckerv1alpha1.WebChecker) (Thresholds, error) {
 		}
 	}
 	return Thresholds{Failure: int(failure), Success: int(success)}, nil
+}
+
+// VantagePointsOf is wc's spec.vantagePoints, resolved to its default when
+// missing and clamped to the range the API server enforces.
+func VantagePointsOf(wc *webcheckerv1alpha1.WebChecker) int {
+	k := ptr.Deref(wc.Spec.VantagePoints, webcheckerv1alpha1.DefaultVantagePoints)
+	return int(min(max(k, 1), webcheckerv1alpha1.MaxVantagePoints))
 }

@@ -1,4 +1,4 @@
-package controllers_test
+package checkspec_test
 
 import (
 	"fmt"
@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/networkio/webchecker/controllers"
+	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/probing"
 )
 
@@ -33,18 +33,18 @@ func TestParseDefaultProxy(t *testing.T) {
 		"credentials in both places": {url: "http://user:s3cret@p:3128", credentials: credentials, want: "--proxy-url must not hold credentials"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			_, err := controllers.ParseDefaultProxy(tc.url, tc.noProxy, tc.credentials)
+			_, err := checkspec.ParseDefaultProxy(tc.url, tc.noProxy, tc.credentials)
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), tc.want)
 			assert.NotContains(t, err.Error(), "s3cret", "the error shows the password")
 		})
 	}
-	fromSecret, err := controllers.ParseDefaultProxy("http://proxy:3128\n", "", credentials)
+	fromSecret, err := checkspec.ParseDefaultProxy("http://proxy:3128\n", "", credentials)
 	require.NoError(t, err, "a trailing line break (a Secret file) is ignored")
 	assert.Equal(t, "http://proxy:3128", fromSecret.String(), "no credentials in logs")
 	assert.Equal(t, &probing.Proxy{URL: "http://proxy:3128", Username: "u", Password: "s3cret"}, fromSecret.For("https://example.com"))
 	assert.NotContains(t, fmt.Sprintf("%v %+v %#v", fromSecret, fromSecret.For("https://example.com"), fromSecret.For("https://example.com")), "s3cret")
-	none, err := controllers.ParseDefaultProxy("", "", nil)
+	none, err := checkspec.ParseDefaultProxy("", "", nil)
 	require.NoError(t, err)
 	assert.Nil(t, none.For("https://example.com"))
 	assert.Equal(t, "none", none.String())
