@@ -2,11 +2,14 @@ package e2e_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sync/errgroup"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -61,4 +64,27 @@ func startManager(t *testing.T, ctx context.Context, id, ns, leaseNS string, arg
 		}
 	})
 	return mgr
+}
+
+// createConcurrently creates a WebChecker named each of names in namespace
+// ns, with the spec spec gives it, workers at a time; it returns every
+// error, joined.
+func createConcurrently(ctx context.Context, c client.Client, ns string, workers int, names []string, spec func(name string) webcheckerv1alpha1.WebCheckerSpec) error {
+	var g errgroup.Group
+	g.SetLimit(workers)
+	var mu sync.Mutex
+	var errs []error
+	for _, name := range names {
+		g.Go(func() error {
+			wc := &webcheckerv1alpha1.WebChecker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec(name)}
+			if err := c.Create(ctx, wc); err != nil {
+				mu.Lock()
+				errs = append(errs, fmt.Errorf("creating %s/%s: %w", ns, name, err))
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	_ = g.Wait()
+	return errors.Join(errs...)
 }

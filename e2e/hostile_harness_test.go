@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -354,30 +355,8 @@ func (d probeDurations) sample(ctx context.Context, replicas []*framework.Manage
 // createAll creates the WebCheckers concurrently.
 func (e *hostileEnv) createAll(ns string, specs map[string]webcheckerv1alpha1.WebCheckerSpec) {
 	e.t.Helper()
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	work := make(chan string)
-	for range 8 {
-		wg.Go(func() {
-			for name := range work {
-				wc := &webcheckerv1alpha1.WebChecker{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: specs[name]}
-				if err := e.c.Create(e.ctx, wc); err != nil {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("creating %s/%s: %w", ns, name, err))
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for name := range specs {
-		work <- name
-	}
-	close(work)
-	wg.Wait()
-	require.NoError(e.t, errors.Join(errs...))
+	names := slices.Sorted(maps.Keys(specs))
+	require.NoError(e.t, createConcurrently(e.ctx, e.c, ns, 8, names, func(name string) webcheckerv1alpha1.WebCheckerSpec { return specs[name] }))
 }
 
 func (e *hostileEnv) goodSpecs() map[string]webcheckerv1alpha1.WebCheckerSpec {

@@ -3,14 +3,12 @@ package e2e_test
 import (
 	"cmp"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -281,39 +279,16 @@ func (e *shardingEnv) waitLeaseGone(id string, within time.Duration) (time.Time,
 // last creation returned.
 func (e *shardingEnv) createCheckers() time.Time {
 	e.t.Helper()
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		errs []error
-	)
-	work := make(chan string)
-	for range 16 {
-		wg.Go(func() {
-			for name := range work {
-				wc := &webcheckerv1alpha1.WebChecker{
-					ObjectMeta: metav1.ObjectMeta{Namespace: e.ns, Name: name},
-					Spec: webcheckerv1alpha1.WebCheckerSpec{
-						Host:     e.target.URL(),
-						Path:     e.pathOf[name],
-						Interval: &metav1.Duration{Duration: shardingInterval},
-						Timeout:  &metav1.Duration{Duration: shardingTimeout},
-					},
-				}
-				if err := e.c.Create(e.ctx, wc); err != nil {
-					mu.Lock()
-					errs = append(errs, fmt.Errorf("creating %s: %w", name, err))
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	for _, name := range e.names {
-		work <- name
-	}
-	close(work)
-	wg.Wait()
+	err := createConcurrently(e.ctx, e.c, e.ns, 16, e.names, func(name string) webcheckerv1alpha1.WebCheckerSpec {
+		return webcheckerv1alpha1.WebCheckerSpec{
+			Host:     e.target.URL(),
+			Path:     e.pathOf[name],
+			Interval: &metav1.Duration{Duration: shardingInterval},
+			Timeout:  &metav1.Duration{Duration: shardingTimeout},
+		}
+	})
 	done := time.Now()
-	require.NoError(e.t, errors.Join(errs...))
+	require.NoError(e.t, err)
 	return done
 }
 

@@ -7,7 +7,6 @@ import (
 	"net"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"golang.org/x/net/dns/dnsmessage"
 
 	"github.com/networkio/webchecker/probing/pattern"
+	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // The bound of a DNS response's text (DNSTextPerBodyByte): the worst
@@ -171,33 +171,18 @@ func worstStub(t *testing.T, msg []byte) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			wg.Go(func() {
-				defer c.Close()
-				_ = c.SetDeadline(time.Now().Add(10 * time.Second))
-				var prefix [2]byte
-				if _, err := io.ReadFull(c, prefix[:]); err != nil {
-					return
-				}
-				query := make([]byte, binary.BigEndian.Uint16(prefix[:]))
-				if _, err := io.ReadFull(c, query); err != nil {
-					return
-				}
-				resp := append([]byte(nil), msg...)
-				copy(resp[:2], query[:2]) // the query's ID
-				_, _ = c.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(resp))), resp...))
-			})
+	probetest.ServeConns(t, ln, 10*time.Second, func(c net.Conn) {
+		var prefix [2]byte
+		if _, err := io.ReadFull(c, prefix[:]); err != nil {
+			return
 		}
-	})
-	t.Cleanup(func() {
-		_ = ln.Close()
-		wg.Wait()
+		query := make([]byte, binary.BigEndian.Uint16(prefix[:]))
+		if _, err := io.ReadFull(c, query); err != nil {
+			return
+		}
+		resp := append([]byte(nil), msg...)
+		copy(resp[:2], query[:2]) // the query's ID
+		_, _ = c.Write(append(binary.BigEndian.AppendUint16(nil, uint16(len(resp))), resp...))
 	})
 	return ln.Addr().String()
 }
