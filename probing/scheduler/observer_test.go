@@ -70,6 +70,9 @@ func TestObserverAndSnapshot(t *testing.T) {
 	release()
 	h.waitLatest(c.Key, func(scheduler.Outcome) bool { return true })
 	require.Eventually(t, func() bool { return h.s.InFlight() == 0 }, waitFor, poll)
+	// The observer is told after the outcome is stored, outside the lock:
+	// wait for it, or the next probe may report first.
+	require.Eventually(t, func() bool { _, f := obs.get(); return len(f) == 1 }, waitFor, poll)
 
 	// A failing probe, then a change of the check: the counts survive it.
 	h.prober.setResult(c.Target.URL, probing.Result{Reason: probing.ReasonUnexpectedStatus, Message: "status 503", StatusCode: 503})
