@@ -24,12 +24,35 @@ type Check struct {
 	// WebChecker's spec.vantagePoints); Options.Owns is asked with it.
 	// Values below 1 mean 1.
 	VantagePoints int
+	// Thresholds say how long a streak must be to change the checker's
+	// state: the probe that completes one is notified (see Outcome.Streak).
+	Thresholds Thresholds
 }
 
 // equal reports whether c and o describe the same check: an Upsert of an
 // equal check is a no-op.
 func (c Check) equal(o Check) bool {
-	return c.Key == o.Key && c.Generation == o.Generation && c.Interval == o.Interval && c.VantagePoints == o.VantagePoints && c.Target.Equal(o.Target)
+	return c.Key == o.Key && c.Generation == o.Generation && c.Interval == o.Interval &&
+		c.VantagePoints == o.VantagePoints && c.Thresholds == o.Thresholds && c.Target.Equal(o.Target)
+}
+
+// Thresholds are how many consecutive probes with one verdict change a
+// checker's state, as a kubelet probe's failureThreshold and
+// successThreshold. Values below 1 mean 1.
+type Thresholds struct {
+	// Failure is how many consecutive failed probes turn it down.
+	Failure int
+	// Success is how many consecutive successful probes turn it up.
+	Success int
+}
+
+// For is the threshold of a streak of successes (success) or failures.
+func (t Thresholds) For(success bool) int {
+	n := t.Failure
+	if success {
+		n = t.Success
+	}
+	return max(n, 1)
 }
 
 // Outcome is the result of the latest completed probe of a check.
@@ -42,6 +65,17 @@ type Outcome struct {
 	Result probing.Result
 	// Time is when the probe finished, read from the scheduler's clock.
 	Time time.Time
+	// Streak counts the consecutive probes of this revision of the check,
+	// this one included, whose Result.Success is the same as this one's,
+	// since its outcome was last forgotten (Upsert of a changed check,
+	// Disown, TakeOver): the prober worker's count of a kubelet probe.
+	Streak int
+}
+
+// Reached reports whether o's streak is at least as long as the threshold
+// of its verdict: the state it stands for is established.
+func (o Outcome) Reached(t Thresholds) bool {
+	return o.Streak >= t.For(o.Result.Success)
 }
 
 // changedFrom reports whether o must be notified given the previously stored

@@ -324,7 +324,7 @@ func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 		// Removed while probing: discard.
 	case e.rev == p.flight.rev:
 		if p.ctx.Err() == nil { // not cancelled by shutdown
-			changed = e.setOutcome(out)
+			changed = e.setOutcome(&out)
 			if res.Success {
 				e.counts.Successes++
 			} else {

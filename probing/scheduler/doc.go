@@ -6,11 +6,14 @@
 // Callers describe every checker with a Check (key, generation, interval and
 // resolved probing.Target) and keep the Scheduler in sync with Upsert and
 // Remove. The Scheduler probes every known check once per Interval and keeps
-// the latest Outcome of each one, readable with Latest. When an Outcome
-// differs from the previous one (or is the first), Options.Notify is called
-// with the key so that the consumer (the reconciler) can write status; an
-// unchanged Outcome is stored silently, so status holds outcomes, not
-// heartbeats.
+// the latest Outcome of each one, readable with Latest. An Outcome carries
+// its streak: how many consecutive probes, this one included, had its
+// verdict (Outcome.Streak), as a kubelet prober worker counts them. When an
+// Outcome differs from the previous one (or is the first), or its streak
+// reaches the threshold of its verdict (Check.Thresholds), Options.Notify is
+// called with the key so that the consumer (the reconciler) can write
+// status; any other Outcome is stored silently, so status holds outcomes,
+// not heartbeats.
 //
 // # Due-time heap
 //
@@ -81,7 +84,7 @@
 //   - otherwise acquires a slot of the worker pool (a weighted semaphore of
 //     size Workers), schedules the next turn, and starts a goroutine that
 //     probes with its own context, a child of the Start context, stores the
-//     Outcome, calls Notify if the Outcome changed, and only then releases
+//     Outcome, calls Notify if it must (see above), and only then releases
 //     the slot. A slow Notify consumer therefore throttles probing instead of
 //     piling up goroutines.
 //

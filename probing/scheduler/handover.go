@@ -13,8 +13,8 @@ import (
 
 // Disown is called when this replica stops owning key (Options.Owns turned
 // false): a probe in flight is cancelled at once and its result discarded,
-// and the Outcome is forgotten, so that nothing measured before the loss is
-// reported if the check comes back. Unlike Remove, the check stays
+// and the Outcome is forgotten with its streak, so that nothing measured
+// before the loss is reported or counted if the check comes back. Unlike Remove, the check stays
 // scheduled on its grid: once Owns reports it owned again it is probed at
 // its next grid point, without another Upsert. Disowning an unknown key is
 // a no-op.
@@ -31,6 +31,29 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 
 	if exists {
 		s.log.V(1).Info("Check disowned", "checker", key)
+	}
+}
+
+// TakeOver is called when the caller found the state of key written by
+// another replica after the outcome it holds, the one that finished at
+// seen (a take-over the ring did not report, or ownership that came back
+// before its loss was handled): that outcome is forgotten with its streak,
+// so that it is never reported again and the next streak starts from what
+// the other replica wrote. The next probe's outcome is notified, as a first
+// one, whatever its result. A newer outcome (finished after seen), an
+// unknown key or none held: nothing changes. A probe in flight goes on: it
+// finishes after the state was read.
+func (s *Scheduler) TakeOver(key types.NamespacedName, seen time.Time) {
+	s.mu.Lock()
+	e := s.checks[key]
+	forgot := e != nil && e.outcome != nil && !e.outcome.Time.After(seen)
+	if forgot {
+		e.outcome = nil
+	}
+	s.mu.Unlock()
+
+	if forgot {
+		s.log.V(1).Info("Outcome held before a take-over forgotten", "checker", key, "seen", seen)
 	}
 }
 

@@ -37,16 +37,22 @@ type entry struct {
 	onGrid bool
 }
 
-// setOutcome stores o as the latest outcome and reports whether it must be
-// notified: it is the first, or it differs (see Outcome.changedFrom).
-func (e *entry) setOutcome(o Outcome) bool {
+// setOutcome stores o as the latest outcome, extending or restarting the
+// streak of the one before it, and reports whether it must be notified: it
+// is the first, it differs (see Outcome.changedFrom), or its streak just
+// reached the threshold of its verdict. It sets o's Streak.
+func (e *entry) setOutcome(o *Outcome) (notify bool) {
+	o.Streak = 1
 	if e.outcome == nil {
-		e.outcome = &o
+		e.outcome = new(*o)
 		return true
 	}
-	changed := o.changedFrom(*e.outcome)
-	*e.outcome = o
-	return changed
+	prev := *e.outcome
+	if prev.Result.Success == o.Result.Success {
+		o.Streak = prev.Streak + 1
+	}
+	*e.outcome = *o
+	return o.changedFrom(prev) || o.Streak == e.check.Thresholds.For(o.Result.Success)
 }
 
 // latest returns the latest outcome, and false when there is none.

@@ -62,8 +62,9 @@ type Options struct {
 	// cheap and safe for concurrent use. A check that is not owned is not
 	// probed but stays scheduled. Nil means every check is owned.
 	Owns func(key types.NamespacedName, vantagePoints int) bool
-	// Notify is called by the worker after it stored an Outcome that differs
-	// from the previous one (or is the first one) for key. It is called
+	// Notify is called by the worker after it stored an Outcome for key
+	// that differs from the previous one, is the first one, or whose
+	// streak reached the threshold of its verdict. It is called
 	// without any scheduler lock held and may block, for example on a
 	// channel send, and may call Upsert, Remove and Latest; while it blocks
 	// it holds a worker slot. It must return once ctx is done. Nil means no
