@@ -9,6 +9,7 @@ import (
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers/checkspec"
+	"github.com/networkio/webchecker/probing/scheduler"
 )
 
 // TestCheckForResolvesTheCRDDefaults holds the defaults declared in
@@ -39,5 +40,5 @@ func TestCheckForResolvesTheCRDDefaults(t *testing.T) {
 	gotThresholds, err := checkspec.ThresholdsFor(bare)
 	require.NoError(t, err)
 	assert.Equal(t, wantThresholds, gotThresholds, "threshold defaults differ")
-	assert.Equal(t, checkspec.Thresholds{Failure: 1, Success: 1}, wantThresholds)
+	assert.Equal(t, scheduler.Thresholds{Failure: 1, Success: 1}, wantThresholds)
 }

@@ -93,20 +93,20 @@ func TestNoChangeLostWhileTheCacheLags(t *testing.T) {
 	}
 
 	reconcile() // the take-over
-	a.held.probed(a.tracker, outcome(true, time.Now()))
+	a.held.probed(outcome(true, time.Now()))
 	reconcile()
 	up := getChecker(t, key)
 	require.Equal(t, "replica-a", up.Status.Shard)
 	require.Equal(t, metav1.ConditionTrue, ready(up).Status)
 
-	a.held.probed(a.tracker, outcome(false, time.Now().Add(time.Second)))
+	a.held.probed(outcome(false, time.Now().Add(time.Second)))
 	reconcile()
 	down := getChecker(t, key)
 	require.Equal(t, metav1.ConditionFalse, ready(down).Status)
 
 	// The cache still serves the copy from before the False write.
 	a.r.Client = staleReader{Client: k8sClient, old: up}
-	a.held.probed(a.tracker, outcome(true, time.Now().Add(2*time.Second)))
+	a.held.probed(outcome(true, time.Now().Add(2*time.Second)))
 	res := reconcile()
 	assert.Positive(t, res.RequeueAfter, "a reconcile on a copy older than its own write did not ask to look again")
 	assert.Equal(t, down.ResourceVersion, getChecker(t, key).ResourceVersion)

@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -34,6 +36,7 @@ type Scheduler interface {
 	Upsert(scheduler.Check)
 	Remove(types.NamespacedName)
 	Disown(types.NamespacedName)
+	TakeOver(key types.NamespacedName, seen time.Time)
 	Latest(types.NamespacedName) (scheduler.Outcome, bool)
 }
 

@@ -90,7 +90,6 @@ func startFairReplica(t *testing.T, c fairReplica) {
 	require.NoError(t, err)
 	prober := probing.NewHTTPProber(probing.ProberOptions{DNSServer: dns.Addr(), Egress: egress.NewPolicy(egress.Options{Allow: loopback})})
 	trigger := controllers.NewTrigger(0)
-	tracker := controllers.NewTracker(trigger.Notify)
 	m := metrics.New()
 	sched, err := scheduler.New(scheduler.Options{
 		Prober:        prober,
@@ -98,7 +97,7 @@ func startFairReplica(t *testing.T, c fairReplica) {
 		Workers:       32,
 		InitialJitter: 500 * time.Millisecond,
 		Notify:        trigger.Notify,
-		Observer:      scheduler.Observers{m, tracker},
+		Observer:      m,
 		Logger:        ctrl.Log.WithName("fair-scheduler"),
 	})
 	require.NoError(t, err)
@@ -110,7 +109,6 @@ func startFairReplica(t *testing.T, c fairReplica) {
 		Scheduler: sched,
 		Ownership: owner,
 		Trigger:   trigger,
-		Tracker:   tracker,
 		Metrics:   m,
 		Limits:    c.limits,
 	}

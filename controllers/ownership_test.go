@@ -53,7 +53,8 @@ func (o *switchOwner) Fencings() uint64       { return 0 }
 func (o *switchOwner) RingChanged() time.Time { return time.Time{} }
 
 // heldOutcomes is a Scheduler whose latest outcomes the test sets; like the
-// real one, it keeps an outcome while the check is upserted unchanged.
+// real one, it keeps an outcome while the check is upserted unchanged, and
+// counts its streak.
 type heldOutcomes struct {
 	mu     sync.Mutex
 	latest map[types.NamespacedName]scheduler.Outcome
@@ -70,6 +71,16 @@ func (h *heldOutcomes) Remove(key types.NamespacedName) {
 // Disown forgets the outcome, as the real scheduler does.
 func (h *heldOutcomes) Disown(key types.NamespacedName) { h.Remove(key) }
 
+// TakeOver forgets the outcome if it finished at or before seen, as the
+// real scheduler does.
+func (h *heldOutcomes) TakeOver(key types.NamespacedName, seen time.Time) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if o, ok := h.latest[key]; ok && !o.Time.After(seen) {
+		delete(h.latest, key)
+	}
+}
+
 func (h *heldOutcomes) Latest(key types.NamespacedName) (scheduler.Outcome, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -77,13 +88,16 @@ func (h *heldOutcomes) Latest(key types.NamespacedName) (scheduler.Outcome, bool
 	return o, ok
 }
 
-// probed stores o as the latest outcome and tells the tracker, as the
-// scheduler's worker does.
-func (h *heldOutcomes) probed(tracker *controllers.Tracker, o scheduler.Outcome) {
+// probed stores o as the latest outcome, with the streak the real
+// scheduler would give it.
+func (h *heldOutcomes) probed(o scheduler.Outcome) {
 	h.mu.Lock()
+	defer h.mu.Unlock()
+	o.Streak = 1
+	if prev, ok := h.latest[o.Key]; ok && prev.Result.Success == o.Result.Success {
+		o.Streak = prev.Streak + 1
+	}
 	h.latest[o.Key] = o
-	h.mu.Unlock()
-	tracker.ProbeFinished(o)
 }
 
 // takeover is a second replica, "replica-a", run by hand: its reconciler
@@ -92,31 +106,26 @@ func (h *heldOutcomes) probed(tracker *controllers.Tracker, o scheduler.Outcome)
 type takeover struct {
 	owner    *switchOwner
 	held     *heldOutcomes
-	tracker  *controllers.Tracker
-	notified chan types.NamespacedName
 	recorder *events.FakeRecorder
 	r        *controllers.WebCheckerReconciler
 	ctx      context.Context
 }
 
-// newTakeover starts the Tracker of a replica that owns every checker until
-// the test says otherwise.
+// newTakeover makes a replica that owns every checker until the test says
+// otherwise.
 func newTakeover(t *testing.T) *takeover {
 	h := &takeover{
 		owner:    &switchOwner{shard: "replica-a"},
 		held:     &heldOutcomes{latest: map[types.NamespacedName]scheduler.Outcome{}},
-		notified: make(chan types.NamespacedName, 10),
 		recorder: events.NewFakeRecorder(10),
 	}
 	h.owner.owns.Store(true)
-	h.tracker = controllers.NewTracker(func(_ context.Context, key types.NamespacedName) { h.notified <- key })
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	h.ctx = ctx
-	go func() { _ = h.tracker.Start(ctx) }()
 	h.r = &controllers.WebCheckerReconciler{
 		Client: k8sClient, Scheduler: h.held, Ownership: h.owner, Recorder: h.recorder,
-		Trigger: controllers.NewTrigger(1), Tracker: h.tracker,
+		Trigger: controllers.NewTrigger(1),
 	}
 	return h
 }
@@ -147,7 +156,7 @@ func TestNoStaleResultAfterOwnershipComesBack(t *testing.T) {
 
 	// Owned: replica-a takes over and writes its probe.
 	reconcile()
-	a.held.probed(a.tracker, up)
+	a.held.probed(up)
 	reconcile()
 	mine := getChecker(t, key)
 	require.Equal(t, "replica-a", mine.Status.Shard)
@@ -172,17 +181,13 @@ func TestNoStaleResultAfterOwnershipComesBack(t *testing.T) {
 	assert.Empty(t, a.recorder.Events, "an Event was recorded for the stale outcome")
 
 	// A new probe, with the same result as the stale one (the scheduler
-	// would not notify it): the tracker asks for a reconcile, which writes
-	// it, and lastTransitionTime moves forward.
+	// notifies it: the take-over forgot the stale one): its reconcile
+	// writes it, and lastTransitionTime moves forward.
+	_, held := a.held.Latest(key)
+	assert.False(t, held, "the stale outcome is still held")
 	again := up
 	again.Time = down.Add(time.Second)
-	a.held.probed(a.tracker, again)
-	select {
-	case got := <-a.notified:
-		assert.Equal(t, key, got)
-	case <-time.After(5 * time.Second):
-		t.Fatal("the first probe after the take-over asked for no reconcile")
-	}
+	a.held.probed(again)
 	reconcile()
 	fresh := getChecker(t, key)
 	assert.Equal(t, "replica-a", fresh.Status.Shard)
@@ -212,7 +217,7 @@ func TestTakeOverStartsFromTheStoredCondition(t *testing.T) {
 		Result: probing.Result{Reason: probing.ReasonUnexpectedStatus, Message: "unexpected status code 503", StatusCode: 503}}
 
 	reconcile() // the take-over
-	a.held.probed(a.tracker, failed)
+	a.held.probed(failed)
 	reconcile()
 	first := getChecker(t, key)
 	assert.Equal(t, "replica-a", first.Status.Shard)
@@ -221,12 +226,7 @@ func TestTakeOverStartsFromTheStoredCondition(t *testing.T) {
 	assert.Equal(t, stored.LastTransitionTime, ready(first).LastTransitionTime)
 
 	failed.Time = failed.Time.Add(time.Second)
-	a.held.probed(a.tracker, failed)
-	select {
-	case <-a.notified:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the second failure asked for no reconcile")
-	}
+	a.held.probed(failed)
 	reconcile()
 	assert.Equal(t, metav1.ConditionFalse, ready(getChecker(t, key)).Status)
 }

@@ -21,8 +21,6 @@ type plan struct {
 	// check is the check to schedule, owned or not; nil removes the
 	// checker from the scheduler.
 	check *scheduler.Check
-	// thresholds apply to the probes of check.
-	thresholds checkspec.Thresholds
 	// labels are the checker's labels, for its metrics.
 	labels map[string]string
 	// owned is true when this replica owns the checker: it probes it and
@@ -80,10 +78,6 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 		}
 	}
 	check, err := r.Checks.CheckForIn(ns, wc, secrets)
-	var thresholds checkspec.Thresholds
-	if err == nil {
-		thresholds, err = checkspec.ThresholdsFor(wc)
-	}
 	var secretErr *checkspec.SecretError
 	var readErr *checkspec.SecretReadError
 	var conditionErr *checkspec.ConditionError
@@ -92,7 +86,7 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	p := base
 	switch {
 	case err == nil:
-		p.check, p.thresholds, p.labels = &check, thresholds, wc.Labels
+		p.check, p.labels = &check, wc.Labels
 	case errors.As(err, &readErr):
 		return plan{}, err
 	case errors.As(err, &regexErr):
@@ -131,4 +125,13 @@ func (r *WebCheckerReconciler) ownership(key types.NamespacedName, wc *webchecke
 		p.probes = r.Ownership.Probes(key, k)
 	}
 	return p
+}
+
+// thresholds are those of the check, the zero Thresholds (every outcome
+// decides at once) for a checker that is not probed.
+func (p plan) thresholds() scheduler.Thresholds {
+	if p.check == nil {
+		return scheduler.Thresholds{}
+	}
+	return p.check.Thresholds
 }

@@ -52,11 +52,10 @@ func (r *quorumRing) vantagePoints(key types.NamespacedName, k int) []controller
 // quorumReplica is one replica on a quorumRing, reconciled by hand with
 // outcomes the test sets.
 type quorumReplica struct {
-	shard   string
-	ring    *quorumRing
-	held    *heldOutcomes
-	tracker *controllers.Tracker
-	r       *controllers.WebCheckerReconciler
+	shard string
+	ring  *quorumRing
+	held  *heldOutcomes
+	r     *controllers.WebCheckerReconciler
 }
 
 func (q *quorumReplica) ShardID() string { return q.shard }
@@ -73,11 +72,9 @@ func (q *quorumReplica) VantagePoints(key types.NamespacedName, k int) []control
 
 func newQuorumReplica(t *testing.T, ctx context.Context, ring *quorumRing, shard string) *quorumReplica {
 	q := &quorumReplica{shard: shard, ring: ring, held: &heldOutcomes{latest: map[types.NamespacedName]scheduler.Outcome{}}}
-	q.tracker = controllers.NewTracker(func(context.Context, types.NamespacedName) {})
-	go func() { _ = q.tracker.Start(ctx) }()
 	q.r = &controllers.WebCheckerReconciler{
 		Client: k8sClient, Scheduler: q.held, Ownership: q, Recorder: events.NewFakeRecorder(100),
-		Trigger: controllers.NewTrigger(1), Tracker: q.tracker,
+		Trigger: controllers.NewTrigger(1),
 	}
 	return q
 }
@@ -91,7 +88,7 @@ func (q *quorumReplica) probe(t *testing.T, wc *webcheckerv1alpha1.WebChecker, s
 	if !success {
 		res = probing.Result{Reason: probing.ReasonEgressDenied, Message: "127.0.0.2 is in a denied range"}
 	}
-	q.held.probed(q.tracker, scheduler.Outcome{Key: key, Generation: wc.Generation, Time: time.Now(), Result: res})
+	q.held.probed(scheduler.Outcome{Key: key, Generation: wc.Generation, Time: time.Now(), Result: res})
 	q.reconcile(t, key)
 }
 

@@ -31,11 +31,6 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return errors.New("webchecker reconciler: Ownership is required")
 	case r.Trigger == nil:
 		return errors.New("webchecker reconciler: Trigger is required")
-	case r.Tracker == nil:
-		return errors.New("webchecker reconciler: Tracker is required")
-	}
-	if err := mgr.Add(r.Tracker); err != nil {
-		return fmt.Errorf("adding probe tracker: %w", err)
 	}
 	// Status writes bump resourceVersion but not generation: they must not
 	// trigger another reconcile (and another write). Label changes matter

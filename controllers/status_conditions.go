@@ -9,7 +9,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
@@ -71,24 +70,17 @@ func readyCondition(o *scheduler.Outcome) metav1.Condition {
 }
 
 // nextReady is the Ready condition after the outcome o, the latest of a
-// streak of n probes with its verdict, given the stored condition (nil for
-// none) and the thresholds: Ready turns False only after
+// streak of o.Streak probes with its verdict, given the stored condition
+// (nil for none) and the thresholds: Ready turns False only after
 // thresholds.Failure consecutive failures and True only after
 // thresholds.Success consecutive successes; until then the stored
 // condition stays, evaluated at o's generation. While its status stays,
 // its reason and message follow the latest outcome (a new failure class
 // shows at once). Before the first result (no condition, or Unknown) there
 // is no state to hold on to and the first outcome decides.
-func nextReady(stored *metav1.Condition, o *scheduler.Outcome, n int, thresholds checkspec.Thresholds) metav1.Condition {
+func nextReady(stored *metav1.Condition, o *scheduler.Outcome, thresholds scheduler.Thresholds) metav1.Condition {
 	next := readyCondition(o)
-	if stored == nil || stored.Status == metav1.ConditionUnknown || stored.Status == next.Status {
-		return next
-	}
-	threshold := thresholds.Failure
-	if next.Status == metav1.ConditionTrue {
-		threshold = thresholds.Success
-	}
-	if n >= threshold {
+	if stored == nil || stored.Status == metav1.ConditionUnknown || stored.Status == next.Status || o.Reached(thresholds) {
 		return next
 	}
 	kept := *stored
@@ -144,52 +136,72 @@ func certificateCondition(o *scheduler.Outcome, target probing.Target) metav1.Co
 	return c
 }
 
-// recordReadyChange records an Event when the Ready condition changed from
+// statusEvents are the Events that a status write changing the
+// conditions from before to after records (see readyEvents,
+// certificateEvents).
+func statusEvents(before, after []metav1.Condition) []statusEvent {
+	var events []statusEvent
+	if e, ok := readyEvent(conditionOf(before, webcheckerv1alpha1.ConditionReady), conditionOf(after, webcheckerv1alpha1.ConditionReady)); ok {
+		events = append(events, e)
+	}
+	if e, ok := certificateEvent(conditionOf(before, webcheckerv1alpha1.ConditionCertificateValid), conditionOf(after, webcheckerv1alpha1.ConditionCertificateValid)); ok {
+		events = append(events, e)
+	}
+	return events
+}
+
+// readyEvent is the Event recorded when the Ready condition changes from
 // before to after in its status or its reason: one when it turns False,
-// one on every change of failure class while it stays False, and one when
-// it turns True again after False (a recovery). A first result that is
-// True records nothing: it changes no known state, the condition says it,
-// and 10,000 checkers created at once would otherwise queue 10,000 Events
-// in every replica's memory and write them to the API server. Nothing is
-// recorded while neither changes (a new message of the same failure class
-// included).
-func (r *WebCheckerReconciler) recordReadyChange(wc *webcheckerv1alpha1.WebChecker, before, after metav1.Condition) {
+// one on every change of failure class while it stays False, one when it
+// turns True again after False (a recovery), and one when it turns
+// Suspended. A first result that is True records nothing: it changes no
+// known state, the condition says it, and 10,000 checkers created at once
+// would otherwise queue 10,000 Events in every replica's memory and write
+// them to the API server. Nothing is recorded while neither changes (a new
+// message of the same failure class included).
+func readyEvent(before, after metav1.Condition) (statusEvent, bool) {
 	if before.Status == after.Status && before.Reason == after.Reason {
-		return
+		return statusEvent{}, false
 	}
 	switch after.Status {
 	case metav1.ConditionTrue:
 		if before.Status == metav1.ConditionFalse {
-			r.event(wc, corev1.EventTypeNormal, EventReasonProbeSucceeded, "%s", after.Message)
+			return statusEvent{corev1.EventTypeNormal, EventReasonProbeSucceeded, after.Message}, true
 		}
 	case metav1.ConditionFalse:
 		if before.Status == metav1.ConditionFalse {
-			r.event(wc, corev1.EventTypeWarning, EventReasonFailureChanged, "%s (was %s): %s", after.Reason, before.Reason, after.Message)
-			return
+			return statusEvent{corev1.EventTypeWarning, EventReasonFailureChanged,
+				fmt.Sprintf("%s (was %s): %s", after.Reason, before.Reason, after.Message)}, true
 		}
-		r.event(wc, corev1.EventTypeWarning, EventReasonProbeFailed, "%s: %s", after.Reason, after.Message)
+		return statusEvent{corev1.EventTypeWarning, EventReasonProbeFailed, fmt.Sprintf("%s: %s", after.Reason, after.Message)}, true
+	case metav1.ConditionUnknown:
+		if after.Reason == webcheckerv1alpha1.ReasonSuspended {
+			return statusEvent{corev1.EventTypeNormal, EventReasonSuspended, after.Message}, true
+		}
 	}
+	return statusEvent{}, false
 }
 
-// recordCertificateChange records an Event when the CertificateValid
-// condition changed its reason from before to after: a Warning when the
+// certificateEvent is the Event recorded when the CertificateValid
+// condition changes its reason from before to after: a Warning when the
 // chain starts to expire soon or has expired, a Normal one when it is
 // valid again after either. Changes to and from Unknown (no certificate
 // seen) record nothing: the Ready condition tells that story.
-func (r *WebCheckerReconciler) recordCertificateChange(wc *webcheckerv1alpha1.WebChecker, before, after metav1.Condition) {
+func certificateEvent(before, after metav1.Condition) (statusEvent, bool) {
 	if before.Reason == after.Reason {
-		return
+		return statusEvent{}, false
 	}
 	switch after.Reason {
 	case webcheckerv1alpha1.ReasonCertificateExpiringSoon:
-		r.event(wc, corev1.EventTypeWarning, EventReasonCertificateExpiringSoon, "%s", after.Message)
+		return statusEvent{corev1.EventTypeWarning, EventReasonCertificateExpiringSoon, after.Message}, true
 	case webcheckerv1alpha1.ReasonCertificateExpired:
-		r.event(wc, corev1.EventTypeWarning, EventReasonCertificateExpired, "%s", after.Message)
+		return statusEvent{corev1.EventTypeWarning, EventReasonCertificateExpired, after.Message}, true
 	case webcheckerv1alpha1.ReasonCertificateValid:
 		if before.Status == metav1.ConditionFalse {
-			r.event(wc, corev1.EventTypeNormal, EventReasonCertificateRenewed, "%s", after.Message)
+			return statusEvent{corev1.EventTypeNormal, EventReasonCertificateRenewed, after.Message}, true
 		}
 	}
+	return statusEvent{}, false
 }
 
 // event records an Event about wc whose note, format applied to args, is

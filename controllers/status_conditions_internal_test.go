@@ -1,17 +1,13 @@
 package controllers
 
 import (
-	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
-	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
@@ -31,7 +27,7 @@ func readyWas(status metav1.ConditionStatus, reason string) *metav1.Condition {
 }
 
 func TestNextReady(t *testing.T) {
-	th := checkspec.Thresholds{Failure: 3, Success: 2}
+	th := scheduler.Thresholds{Failure: 3, Success: 2}
 	tests := map[string]struct {
 		stored     *metav1.Condition
 		result     probing.Result
@@ -53,12 +49,12 @@ func TestNextReady(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			o := &scheduler.Outcome{Generation: 2, Result: tc.result, Time: probed}
+			o := &scheduler.Outcome{Generation: 2, Result: tc.result, Time: probed, Streak: tc.streak}
 			var conditions []metav1.Condition
 			if tc.stored != nil {
 				conditions = append(conditions, *tc.stored)
 			}
-			setCondition(&conditions, nextReady(tc.stored, o, tc.streak, th))
+			setCondition(&conditions, nextReady(tc.stored, o, th))
 			got := conditions[0]
 			assert.Equal(t, tc.wantStatus, got.Status)
 			assert.Equal(t, tc.wantReason, got.Reason)
@@ -113,82 +109,4 @@ func TestCertificateCondition(t *testing.T) {
 func withExpiry(r probing.Result, e *time.Time) probing.Result {
 	r.CertificateExpiry = e
 	return r
-}
-
-func TestTrackerCountsStreaksAndAsksAtTheThreshold(t *testing.T) {
-	key := types.NamespacedName{Namespace: "ns", Name: "wc"}
-	notified := make(chan types.NamespacedName, 10)
-	tr := NewTracker(func(_ context.Context, key types.NamespacedName) { notified <- key })
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = tr.Start(ctx) }()
-
-	tr.ProbeFinished(scheduler.Outcome{Key: key, Generation: 1, Result: timedOut, Time: probed}) // not tracked yet: ignored
-	tr.track(key, 1, checkspec.Thresholds{Failure: 3, Success: 2})
-	steps := []struct {
-		result     probing.Result
-		wantStreak int
-		wantNotify bool
-	}{
-		{answered, 1, false},
-		{expiring, 2, true}, // answered too: the success threshold is reached
-		{timedOut, 1, false},
-		{refused, 2, false}, // another class, the same verdict
-		{timedOut, 3, true},
-		{timedOut, 4, false},
-		{answered, 1, false},
-	}
-	for i, s := range steps {
-		tr.ProbeFinished(scheduler.Outcome{Key: key, Generation: 1, Result: s.result, Time: probed})
-		n, stale := tr.streak(&scheduler.Outcome{Key: key, Generation: 1, Result: s.result, Time: probed})
-		assert.False(t, stale)
-		assert.Equal(t, s.wantStreak, n, "step %d", i)
-		if s.wantNotify {
-			select {
-			case got := <-notified:
-				assert.Equal(t, key, got)
-			case <-time.After(5 * time.Second):
-				t.Fatalf("step %d: no reconcile asked for at the threshold", i)
-			}
-		}
-	}
-	assert.Empty(t, notified)
-
-	// A new generation starts over.
-	tr.track(key, 2, checkspec.Thresholds{Failure: 3, Success: 2})
-	n, _ := tr.streak(&scheduler.Outcome{Key: key, Generation: 2, Result: answered, Time: probed})
-	assert.Equal(t, 1, n)
-
-	// A take-over makes the held outcome stale, and the first probe after
-	// it asks for a reconcile; a copy seen already, or the one this
-	// replica's patch replaced, changes nothing.
-	held := &scheduler.Outcome{Key: key, Generation: 2, Result: answered, Time: probed}
-	tr.wrote(key, "10")
-	tr.foreignStatus(key, "10", held)
-	_, stale := tr.streak(held)
-	assert.False(t, stale, "the copy our own patch replaced is no take-over")
-	tr.foreignStatus(key, "11", held)
-	_, stale = tr.streak(held)
-	assert.True(t, stale)
-	// The held outcome itself may reach the Tracker only now (it is told
-	// after the outcome is stored, when the reconciler may have read it
-	// already): it is no fresh probe.
-	tr.ProbeFinished(*held)
-	tr.mu.Lock()
-	assert.True(t, tr.checkers[key].awaitingFresh, "the held outcome counted as the first probe after the take-over")
-	tr.mu.Unlock()
-	tr.ProbeFinished(scheduler.Outcome{Key: key, Generation: 2, Result: answered, Time: probed.Add(time.Second)})
-	select {
-	case <-notified:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the first probe after a take-over asked for no reconcile")
-	}
-	n, stale = tr.streak(&scheduler.Outcome{Key: key, Generation: 2, Result: answered, Time: probed.Add(time.Second)})
-	assert.False(t, stale)
-	assert.Equal(t, 1, n, "the streak starts over at a take-over")
-
-	tr.forget(key)
-	n, stale = tr.streak(held)
-	require.False(t, stale)
-	assert.Equal(t, 1, n)
 }

@@ -178,7 +178,6 @@ type replicaOwnership interface {
 // every checker). The Lease ring is wired, and tested, in cmd/manager.
 func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 	trigger := controllers.NewTrigger(0)
-	tracker := controllers.NewTracker(trigger.Notify)
 	m := metrics.New()
 	if c.ownership == nil {
 		c.ownership = suiteOwner(c.shardID)
@@ -189,7 +188,7 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 		Workers:       c.workers,
 		InitialJitter: c.initialJitter,
 		Notify:        trigger.Notify,
-		Observer:      scheduler.Observers{m, tracker},
+		Observer:      m,
 		Logger:        c.logger.WithName("scheduler"),
 	})
 	if err != nil {
@@ -212,7 +211,6 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 		Scheduler:         sched,
 		Ownership:         c.ownership,
 		Trigger:           trigger,
-		Tracker:           tracker,
 		Metrics:           m,
 		MetricLabels:      labels,
 		Ready:             ready,

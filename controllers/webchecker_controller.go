@@ -64,7 +64,7 @@ type WebCheckerReconciler struct {
 	// controller's MaxConcurrentReconciles); zero means
 	// DefaultReconcileWorkers. controller-runtime never reconciles one
 	// checker twice at the same time; what the workers share (Scheduler,
-	// Ownership, Tracker, Metrics, the client) is safe for concurrent use.
+	// Ownership, Metrics, the client) is safe for concurrent use.
 	Workers int
 	// Ownership says which checkers this replica probes and writes.
 	Ownership Ownership
@@ -109,11 +109,6 @@ type WebCheckerReconciler struct {
 	// Ready, when not nil, learns the Ready condition of every checker
 	// this replica owns (the metrics export it as the quorum state).
 	Ready ReadyRecorder
-	// Tracker counts consecutive probes for the thresholds and remembers
-	// which outcome a take-over made stale; it must be the scheduler's
-	// Observer (see scheduler.Observers). SetupWithManager requires it and runs it;
-	// without it (a reconciler called directly) every threshold acts as 1.
-	Tracker *Tracker
 	// Loaded, when not nil, learns of every checker planned, so that the
 	// replica can wait to join its ring until the checkers that existed
 	// when it started are all scheduled.
@@ -125,6 +120,16 @@ type WebCheckerReconciler struct {
 
 	fairOnce sync.Once
 	fair     *fairness
+
+	ledgerOnce sync.Once
+	writes     *ledger
+}
+
+// ledger is what the reconciler remembers of its status writes, made on
+// first use.
+func (r *WebCheckerReconciler) ledger() *ledger {
+	r.ledgerOnce.Do(func() { r.writes = newLedger() })
+	return r.writes
 }
 
 // fairness is the per-namespace state of Limits, made on first use.
@@ -149,10 +154,11 @@ func (r *WebCheckerReconciler) now() time.Time {
 
 // Reconcile brings one WebChecker's schedule and status up to date. It
 // first decides what this replica does with the checker (plan), then
-// applies the decision to the scheduler once, then writes the status. A
-// checker whose namespace holds its share of the reconcile workers
-// (Limits.ReconcileShare) is requeued for later, and so is a status write
-// over the namespace's share or within the checker's MessagePeriod.
+// applies the decision to the scheduler once, then computes the status
+// (desiredStatus) and writes it. A checker whose namespace holds its share
+// of the reconcile workers (Limits.ReconcileShare) is requeued for later,
+// and so is a status write over the namespace's share or within the
+// checker's MessagePeriod.
 func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	key := req.NamespacedName
 	release, ok := r.fairness().enter(key.Namespace)
@@ -179,7 +185,7 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if !p.owned && (!p.probes || p.suspended) {
 		return ctrl.Result{}, nil
 	}
-	if r.Tracker != nil && r.Tracker.behindOwnWrite(key, wc.ResourceVersion) {
+	if r.ledger().behindOwnWrite(key, wc.ResourceVersion) {
 		// The informer cache lags behind this replica's own latest status
 		// write: look again once it has caught up.
 		return ctrl.Result{RequeueAfter: conflictRetryDelay}, nil
@@ -189,34 +195,58 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 			r.event(wc, corev1.EventTypeWarning, EventReasonInvalidSLOObjective, "%v; its alerts use the default objective", err)
 		}
 	}
-	if p.vantage != nil && !p.suspended {
-		return r.reconcileQuorum(ctx, wc, p)
+	v := statusView{wc: wc, p: p, shard: r.Ownership.ShardID(), now: r.now()}
+	if !p.suspended {
+		v.latest = r.outcome(wc, p)
 	}
-	if p.suspended {
-		if err := r.writeSuspended(ctx, wc); err != nil {
+	if p.vantage != nil && !p.suspended && p.probes && v.latest != nil {
+		// Several vantage points: this replica's own entry first; the
+		// owner's quorum counts it.
+		fresh, err := r.writeEntry(ctx, v)
+		if err != nil {
 			return r.handleWriteError(ctx, err)
 		}
-		return ctrl.Result{}, nil
+		v.wc, wc = fresh, fresh
 	}
-	latest := r.outcome(wc, p)
-	if wait := r.pendingWait(key, wc, latest); wait > 0 {
+	if !p.owned {
+		return ctrl.Result{}, p.done
+	}
+	u := desiredStatus(v)
+	if wait := r.writeDelay(wc, u, p); wait > 0 {
 		return ctrl.Result{RequeueAfter: wait}, nil
 	}
-	if err := r.writeStatus(ctx, wc, latest, p); err != nil {
+	if err := r.writeStatus(ctx, wc, u); err != nil {
 		return r.handleWriteError(ctx, err)
 	}
 	return ctrl.Result{}, p.done
 }
 
-// schedule applies p to the scheduler and the Tracker: the check is
-// upserted, and disowned when this replica does not own it, or removed
-// when there is nothing to probe.
+// writeDelay is how long the owner waits before writing u, the update of
+// wc under p: a Pending checker waits PendingGrace for its first outcome
+// from the first reconcile that found it so (measured on Clock; a checker
+// resumed after a suspension waits the same way), and a checker with
+// several vantage points may wait for those that have not reported yet
+// (see holdBack).
+func (r *WebCheckerReconciler) writeDelay(wc *webcheckerv1alpha1.WebChecker, u statusUpdate, p plan) time.Duration {
+	key := client.ObjectKeyFromObject(wc)
+	if u.pending {
+		if wait := r.ledger().pendingWait(key, wc.Generation, r.now(), PendingGrace); wait > 0 {
+			return wait
+		}
+	}
+	if p.vantage != nil && !p.suspended {
+		return r.holdBack(wc, u, p)
+	}
+	return 0
+}
+
+// schedule applies p to the scheduler: the check is upserted, and disowned
+// when this replica does not own it, or removed when there is nothing to
+// probe.
 func (r *WebCheckerReconciler) schedule(key types.NamespacedName, p plan) {
 	if p.check == nil {
 		r.Scheduler.Remove(key)
-		if r.Tracker != nil {
-			r.Tracker.forget(key)
-		}
+		r.ledger().forget(key)
 		if r.MetricLabels != nil {
 			r.MetricLabels.Delete(key)
 		}
@@ -230,75 +260,36 @@ func (r *WebCheckerReconciler) schedule(key types.NamespacedName, p plan) {
 		r.MetricLabels.Set(key, p.labels)
 	}
 	r.Scheduler.Upsert(*p.check)
-	if r.Tracker != nil {
-		r.Tracker.track(key, p.check.Generation, p.thresholds)
-	}
 	if !p.probes {
 		r.Scheduler.Disown(key)
-		if r.Tracker != nil {
-			r.Tracker.disowned(key)
-		}
 	}
-}
-
-// pendingWait is how much longer to wait before writing Pending for wc,
-// whose newest outcome is latest: non-zero only while a checker with no
-// outcome and no stored Ready condition is within PendingGrace of the
-// first reconcile that found it so (measured on Clock). A checker resumed
-// after a suspension waits the same way. Without a Tracker Pending is
-// written at once.
-func (r *WebCheckerReconciler) pendingWait(key types.NamespacedName, wc *webcheckerv1alpha1.WebChecker, latest *reported) time.Duration {
-	if latest != nil || r.Tracker == nil || !awaitingFirstResult(wc) {
-		return 0
-	}
-	return r.Tracker.pendingWait(key, r.now(), PendingGrace)
-}
-
-// reported is what the status reports: an outcome, and for a probe the
-// length of its streak (see Tracker).
-type reported struct {
-	scheduler.Outcome
-	// streak counts the consecutive probes, this one included, with the
-	// same verdict; 1 for a checker that is not probed.
-	streak int
 }
 
 // outcome is what the status of wc reports under p: why it is not probed,
-// the newest outcome of its current generation, or nil when there is none
-// yet or the newest one is older than the stored status (held since before
-// another replica wrote it).
-func (r *WebCheckerReconciler) outcome(wc *webcheckerv1alpha1.WebChecker, p plan) *reported {
+// or the newest outcome of its current generation with its streak; nil
+// when there is none yet, or when the status was found written by another
+// replica since (a take-over): the outcome held then predates that write
+// and is never reported, and the streak starts over from the stored
+// condition (see scheduler.Scheduler.TakeOver).
+func (r *WebCheckerReconciler) outcome(wc *webcheckerv1alpha1.WebChecker, p plan) *scheduler.Outcome {
 	key := client.ObjectKeyFromObject(wc)
 	if p.notProbed != nil {
-		return &reported{Outcome: scheduler.Outcome{Key: key, Generation: wc.Generation, Result: *p.notProbed, Time: r.now()}, streak: 1}
+		return &scheduler.Outcome{Key: key, Generation: wc.Generation, Result: *p.notProbed, Time: r.now(), Streak: 1}
 	}
 	o, ok := r.Scheduler.Latest(key)
-	if !ok || o.Generation != wc.Generation {
-		o, ok = scheduler.Outcome{}, false
-	}
-	if r.Tracker == nil {
-		if !ok {
-			return nil
-		}
-		return &reported{Outcome: o, streak: 1}
-	}
-	if p.vantage == nil && wc.Status.Shard != r.Ownership.ShardID() {
-		// Another replica wrote the status (or nobody yet): the outcome
-		// held now predates it, and the streak starts over from the stored
-		// condition. (With several vantage points each replica's streak
-		// leads to its own entry, which no other replica writes.)
-		var held *scheduler.Outcome
+	ok = ok && o.Generation == wc.Generation
+	// With several vantage points each replica's streak leads to its own
+	// entry, which no other replica writes. A status that names no
+	// replica was never written: nothing predates it.
+	shard := wc.Status.Shard
+	if p.vantage == nil && shard != "" && shard != r.Ownership.ShardID() && r.ledger().foreignCopy(key, wc.Generation, wc.ResourceVersion) {
 		if ok {
-			held = &o
+			r.Scheduler.TakeOver(key, o.Time)
 		}
-		r.Tracker.foreignStatus(key, wc.ResourceVersion, held)
+		return nil
 	}
 	if !ok {
 		return nil
 	}
-	n, stale := r.Tracker.streak(&o)
-	if stale {
-		return nil
-	}
-	return &reported{Outcome: o, streak: n}
+	return &o
 }

@@ -113,7 +113,6 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		opts.registerer = ctrlmetrics.Registry
 	}
 	trigger := controllers.NewTrigger(0)
-	tracker := controllers.NewTracker(trigger.Notify)
 	r := &replica{metrics: metrics.New()}
 	handOver := &handOver{trigger: trigger}
 	loaded := controllers.NewLoaded()
@@ -129,7 +128,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		Clock:          opts.clock,
 		Owns:           r.assigner.Probes,
 		Notify:         trigger.Notify,
-		Observer:       scheduler.Observers{r.metrics, tracker},
+		Observer:       r.metrics,
 		Logger:         opts.logger.WithName("scheduler"),
 	})
 	if err != nil {
@@ -161,7 +160,6 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		Workers:           opts.reconcileWorkers,
 		Ownership:         ownership{r.assigner},
 		Trigger:           trigger,
-		Tracker:           tracker,
 		Loaded:            loaded,
 		Clock:             opts.clock,
 		Metrics:           r.metrics,

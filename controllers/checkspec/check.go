@@ -116,12 +116,17 @@ func (b CheckBuilder) CheckForIn(ns *corev1.Namespace, wc *webcheckerv1alpha1.We
 	if target.EgressAllow, err = EgressAllowanceOf(ns); err != nil {
 		return scheduler.Check{}, err
 	}
+	thresholds, err := ThresholdsFor(wc)
+	if err != nil {
+		return scheduler.Check{}, err
+	}
 	return scheduler.Check{
 		Key:           types.NamespacedName{Namespace: wc.Namespace, Name: wc.Name},
 		Generation:    wc.Generation,
 		Interval:      interval,
 		Target:        target,
 		VantagePoints: VantagePointsOf(wc),
+		Thresholds:    thresholds,
 	}, nil
 }
 
@@ -133,20 +138,11 @@ func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
 	return d.Duration
 }
 
-// Thresholds are how many consecutive probes of one kind change the Ready
-// condition, as a kubelet probe's failureThreshold and successThreshold.
-type Thresholds struct {
-	// Failure is how many consecutive failed probes turn Ready False.
-	Failure int
-	// Success is how many consecutive successful probes turn Ready True.
-	Success int
-}
-
 // ThresholdsFor resolves a WebChecker's spec.failureThreshold and
 // spec.successThreshold, a missing one to the default declared in
 // api/v1alpha1. A value outside 1..MaxThreshold (which the API server
 // rejects) is an error.
-func ThresholdsFor(wc *webcheckerv1alpha1.WebChecker) (Thresholds, error) {
+func ThresholdsFor(wc *webcheckerv1alpha1.WebChecker) (scheduler.Thresholds, error) {
 	failure := ptr.Deref(wc.Spec.FailureThreshold, webcheckerv1alpha1.DefaultFailureThreshold)
 	success := ptr.Deref(wc.Spec.SuccessThreshold, webcheckerv1alpha1.DefaultSuccessThreshold)
 	for _, f := range []struct {
@@ -154,10 +150,10 @@ func ThresholdsFor(wc *webcheckerv1alpha1.WebChecker) (Thresholds, error) {
 		value int32
 	}{{"failureThreshold", failure}, {"successThreshold", success}} {
 		if f.value < 1 || f.value > webcheckerv1alpha1.MaxThreshold {
-			return Thresholds{}, fmt.Errorf("invalid target: %s %d must be between 1 and %d", f.name, f.value, webcheckerv1alpha1.MaxThreshold)
+			return scheduler.Thresholds{}, fmt.Errorf("invalid target: %s %d must be between 1 and %d", f.name, f.value, webcheckerv1alpha1.MaxThreshold)
 		}
 	}
-	return Thresholds{Failure: int(failure), Success: int(success)}, nil
+	return scheduler.Thresholds{Failure: int(failure), Success: int(success)}, nil
 }
 
 // VantagePointsOf is wc's spec.vantagePoints, resolved to its default when

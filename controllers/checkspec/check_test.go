@@ -16,6 +16,7 @@ import (
 	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/probetest"
+	"github.com/networkio/webchecker/probing/scheduler"
 )
 
 // fakeSecrets answers from a table: name -> key -> value.
@@ -76,13 +77,13 @@ func TestCheckForProbeOptions(t *testing.T) {
 func TestThresholdsFor(t *testing.T) {
 	tests := map[string]struct {
 		failure, success *int32
-		want             checkspec.Thresholds
+		want             scheduler.Thresholds
 		wantErr          string
 	}{
-		"defaults":      {nil, nil, checkspec.Thresholds{Failure: 1, Success: 1}, ""},
-		"set":           {ptr.To[int32](3), ptr.To[int32](20), checkspec.Thresholds{Failure: 3, Success: 20}, ""},
-		"zero failures": {ptr.To[int32](0), nil, checkspec.Thresholds{}, "invalid target: failureThreshold 0 must be between 1 and 20"},
-		"too many":      {nil, ptr.To[int32](21), checkspec.Thresholds{}, "invalid target: successThreshold 21 must be between 1 and 20"},
+		"defaults":      {nil, nil, scheduler.Thresholds{Failure: 1, Success: 1}, ""},
+		"set":           {ptr.To[int32](3), ptr.To[int32](20), scheduler.Thresholds{Failure: 3, Success: 20}, ""},
+		"zero failures": {ptr.To[int32](0), nil, scheduler.Thresholds{}, "invalid target: failureThreshold 0 must be between 1 and 20"},
+		"too many":      {nil, ptr.To[int32](21), scheduler.Thresholds{}, "invalid target: successThreshold 21 must be between 1 and 20"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
