@@ -18,8 +18,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/clock"
-	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -58,8 +56,6 @@ func (o namespacesOwner) VantagePoints(types.NamespacedName, int) []controllers.
 type fairReplica struct {
 	namespaces []string
 	limits     controllers.NamespaceLimits
-	// clock is the reconciler's (the real one when nil).
-	clock clock.PassiveClock
 	// qps and burst pace the replica's client (client-go's defaults when
 	// zero).
 	qps   float32
@@ -111,9 +107,6 @@ func startFairReplica(t *testing.T, c fairReplica) {
 		Trigger:   trigger,
 		Metrics:   m,
 		Limits:    c.limits,
-	}
-	if c.clock != nil {
-		r.Clock = c.clock
 	}
 	require.NoError(t, r.SetupWithManager(mgr))
 	framework.RunInTest(t, mgr)
@@ -270,18 +263,12 @@ func TestQuietNamespaceIsWrittenBesideANoisyOne(t *testing.T) {
 
 // TestMessageOnlyChangesAreWrittenOncePerPeriod: a target whose answer
 // changes on every probe (500, 501, 502, ...: the same reason, another
-// message and status code) costs one status write per MessagePeriod
-// (measured on the reconciler's fake clock), not one per probe; a change of
-// reason is still written at once.
+// message and status code) costs one status write per MessagePeriod, not
+// one per probe, on a replica on a fake clock stepped a probe at a time; a
+// change of reason is still written at once.
 func TestMessageOnlyChangesAreWrittenOncePerPeriod(t *testing.T) {
 	const period = time.Minute
-	ns := newElsewhereNamespace(t)
-	clk := clocktesting.NewFakeClock(time.Now())
-	startFairReplica(t, fairReplica{
-		namespaces: []string{ns},
-		limits:     controllers.NamespaceLimits{MessagePeriod: period},
-		clock:      clk,
-	})
+	c := startClockedReplicaWith(t, controllers.NamespaceLimits{MessagePeriod: period})
 	var ok atomic.Bool
 	srv := answers(t, func(n int64) int {
 		if ok.Load() {
@@ -293,25 +280,35 @@ func TestMessageOnlyChangesAreWrittenOncePerPeriod(t *testing.T) {
 	t.Cleanup(cancel)
 	var mu sync.Mutex
 	var messages []string
-	writes := watchStatusWrites(t, ctx, ns, func(wc *webcheckerv1alpha1.WebChecker) {
+	writes := watchStatusWrites(t, ctx, c.namespace, func(wc *webcheckerv1alpha1.WebChecker) {
 		mu.Lock()
 		defer mu.Unlock()
 		messages = append(messages, meta.FindStatusCondition(wc.Status.Conditions, webcheckerv1alpha1.ConditionReady).Message)
 	})
-	wc := newChecker(ns, "changing", srv.URL, "/")
+	wc := newChecker(c.namespace, "changing", srv.URL, "/")
 	require.NoError(t, k8sClient.Create(ctx, wc))
 	key := client.ObjectKeyFromObject(wc)
-	waitReady(t, key, metav1.ConditionFalse, string(probing.ReasonUnexpectedStatus), 10*time.Second)
+	waitReady(t, key, metav1.ConditionFalse, string(probing.ReasonUnexpectedStatus), waitFor)
+	require.Eventually(t, func() bool { return writes.n.Load() == 1 }, waitFor, poll, "the first failure was not seen written")
 
-	// Five probes, each with another message: nothing more is written.
-	assert.Never(t, func() bool { return writes.n.Load() > 1 }, 5*interval, poll, "a message-only change was written within the period")
-	// Once the period has passed, the next probe's message is written, once.
-	clk.Step(period)
-	require.Eventually(t, func() bool { return writes.n.Load() == 2 }, 3*interval, poll, "the newest message was not written after the period")
-	assert.Never(t, func() bool { return writes.n.Load() > 2 }, 3*interval, poll, "a message-only change was written twice in one period")
+	// Four probes within the period, each with another message than the
+	// one before: nothing more is written.
+	for range 4 {
+		c.step(t, key)
+	}
+	assert.Never(t, func() bool { return writes.n.Load() > 1 }, settle, poll, "a message-only change was written within the period")
+	// The probe once the period has passed (502, the stored one is 500's)
+	// is written, once.
+	c.advance(t, key, period-4*interval)
+	require.Eventually(t, func() bool { return writes.n.Load() == 2 }, waitFor, poll, "the newest message was not written after the period")
+	for range 3 {
+		c.step(t, key)
+	}
+	assert.Never(t, func() bool { return writes.n.Load() > 2 }, settle, poll, "a message-only change was written twice in one period")
 	// A change of status is written at once, within the period.
 	ok.Store(true)
-	waitReady(t, key, metav1.ConditionTrue, "", 3*interval)
+	c.step(t, key)
+	waitReady(t, key, metav1.ConditionTrue, "", waitFor)
 	mu.Lock()
 	t.Logf("status writes: %d (messages %q)", writes.n.Load(), messages)
 	mu.Unlock()

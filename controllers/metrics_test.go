@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -32,7 +33,19 @@ func checkerSeries(t *testing.T, name string, key types.NamespacedName) map[stri
 // instead.
 func checkerSeriesBy(t *testing.T, name string, key types.NamespacedName, ignored ...string) map[string]float64 {
 	t.Helper()
-	families, err := testRegistry.Gather()
+	return gatheredSeries(t, testRegistry, name, key, ignored...)
+}
+
+// checkerSeriesIn is checkerSeries of the replica whose metrics g gathers.
+func checkerSeriesIn(t *testing.T, g prometheus.Gatherer, name string, key types.NamespacedName) map[string]float64 {
+	t.Helper()
+	return gatheredSeries(t, g, name, key, "namespace", "name", "shard", "zone")
+}
+
+// gatheredSeries is checkerSeriesBy of the metrics g gathers.
+func gatheredSeries(t *testing.T, g prometheus.Gatherer, name string, key types.NamespacedName, ignored ...string) map[string]float64 {
+	t.Helper()
+	families, err := g.Gather()
 	require.NoError(t, err)
 	series := map[string]float64{}
 	for _, f := range families {

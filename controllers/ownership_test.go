@@ -248,14 +248,15 @@ func TestHandOverNeedsNoReconcile(t *testing.T) {
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	require.NoError(t, err)
-	require.NoError(t, setupReplica(mgr, replicaConfig{
+	_, err = setupReplica(mgr, replicaConfig{
 		shardID:       owner.shard,
 		ownership:     owner,
 		prober:        probing.NewHTTPProber(probing.ProberOptions{DNSServer: dns.Addr()}),
 		initialJitter: 100 * time.Millisecond,
 		logger:        ctrl.Log.WithName("handover"),
 		registerer:    prometheus.NewRegistry(), // a second replica in this process
-	}))
+	})
+	require.NoError(t, err)
 	framework.RunInTest(t, mgr)
 
 	wc := newChecker(owner.namespace, "handed-over", target.URL(), "/handover")

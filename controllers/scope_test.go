@@ -4,7 +4,6 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
@@ -12,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -61,9 +61,10 @@ func setNamespaceLabel(t *testing.T, ns, value string) {
 	require.NoError(t, k8sClient.Patch(context.Background(), obj, patch))
 }
 
-// TestNamespaceScope runs a second replica (a ring of its own) that serves
-// two watched namespaces, and of those only the ones labelled
-// webchecker.test/scope=on.
+// TestNamespaceScope runs a second replica (a ring of its own, on a fake
+// clock) that serves two watched namespaces, and of those only the ones
+// labelled webchecker.test/scope=on: a namespace that gains the label is
+// probed at once, one that loses it is no longer scheduled nor probed.
 func TestNamespaceScope(t *testing.T) {
 	t.Parallel()
 	selected, unlabelled, unwatched := newNamespace(t), newNamespace(t), newNamespace(t)
@@ -82,14 +83,16 @@ func TestNamespaceScope(t *testing.T) {
 		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
 	})
 	require.NoError(t, err)
-	require.NoError(t, setupReplica(mgr, replicaConfig{
-		shardID:       "scoped-replica",
-		prober:        probes,
-		initialJitter: 100 * time.Millisecond,
-		scope:         scope,
-		logger:        ctrl.Log.WithName("scoped"),
-		registerer:    prometheus.NewRegistry(), // a second replica in this process
-	}))
+	clk := clocktesting.NewFakeClock(t0)
+	sched, err := setupReplica(mgr, replicaConfig{
+		shardID:    "scoped-replica",
+		prober:     probes,
+		scope:      scope,
+		logger:     ctrl.Log.WithName("scoped"),
+		registerer: prometheus.NewRegistry(), // a second replica in this process
+		clock:      clk,
+	})
+	require.NoError(t, err)
 	framework.RunInTest(t, mgr)
 
 	// Nothing listens on port 1: the suite's replica, which serves every
@@ -100,18 +103,31 @@ func TestNamespaceScope(t *testing.T) {
 		require.NoError(t, k8sClient.Create(context.Background(), wc))
 		urls[ns] = "http://127.0.0.1:1/" + ns
 	}
+	// step moves the clock to the next grid point and waits for the probe
+	// of the namespace ns due then.
+	step := func(ns string) {
+		t.Helper()
+		n := probes.count(urls[ns])
+		clk.Step(interval)
+		require.Eventually(t, func() bool { return probes.count(urls[ns]) > n }, waitFor, poll, "%s is not served", ns)
+	}
 
-	require.Eventually(t, func() bool { return probes.count(urls[selected]) >= 3 }, 5*interval+5*time.Second, poll, "the selected namespace is not served")
+	require.Eventually(t, func() bool { return probes.count(urls[selected]) == 1 }, waitFor, poll, "the selected namespace is not served")
+	step(selected)
+	step(selected)
+	assert.Equal(t, 1, sched.Len(), "only the selected namespace's checker is scheduled")
 	assert.Zero(t, probes.count(urls[unlabelled]), "a namespace without the label was served")
 	assert.Zero(t, probes.count(urls[unwatched]), "a namespace outside --watch-namespaces was served")
 
-	// The label arrives: served; it leaves: no longer served.
+	// The label arrives: served at once; it leaves: no longer scheduled,
+	// and not probed at the next grid points, where the other one is.
 	setNamespaceLabel(t, unlabelled, "on")
-	require.Eventually(t, func() bool { return probes.count(urls[unlabelled]) >= 1 }, 5*time.Second, poll, "a newly labelled namespace is not served")
+	require.Eventually(t, func() bool { return probes.count(urls[unlabelled]) >= 1 }, waitFor, poll, "a newly labelled namespace is not served")
 	setNamespaceLabel(t, selected, "off")
-	time.Sleep(time.Second) // the watch event and the reconcile
+	require.Eventually(t, func() bool { return sched.Len() == 1 }, waitFor, poll, "a namespace that lost the label is still scheduled")
 	before := probes.count(urls[selected])
-	time.Sleep(2*interval + 500*time.Millisecond)
+	step(unlabelled)
+	step(unlabelled)
 	assert.Equal(t, before, probes.count(urls[selected]), "a namespace that lost the label is still served")
 	assert.Zero(t, probes.count(urls[unwatched]))
 }

@@ -21,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -117,19 +118,11 @@ func startManager(ctx context.Context, cp *framework.ControlPlane, scheme *runti
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
-	// Loopback is denied by default: the tests' targets listen on
-	// 127.0.0.1 (round-robin.test also answers 127.0.0.3), allowed as
-	// --allow-cidrs would; deniedAddr stays denied.
-	deny, err := egress.ParseCIDRs([]string{deniedAddr})
+	prober, err := suiteProber()
 	if err != nil {
 		return nil, err
 	}
-	allow, err := egress.ParseCIDRs([]string{"127.0.0.1/32", "127.0.0.3/32", "::1/128"})
-	if err != nil {
-		return nil, err
-	}
-	prober := probing.NewHTTPProber(probing.ProberOptions{DNSServer: dns.Addr(), Egress: egress.NewPolicy(egress.Options{Deny: deny, Allow: allow})})
-	if err := setupReplica(mgr, replicaConfig{
+	if _, err := setupReplica(mgr, replicaConfig{
 		shardID:       testShardID,
 		prober:        prober,
 		secretAccess:  true,
@@ -152,6 +145,22 @@ func startManager(ctx context.Context, cp *framework.ControlPlane, scheme *runti
 	return stopped, nil
 }
 
+// suiteProber is the HTTP prober of the suite's replicas. Loopback is
+// denied by default: the tests' targets listen on 127.0.0.1
+// (round-robin.test also answers 127.0.0.3), allowed as --allow-cidrs
+// would; deniedAddr stays denied. It resolves through the loopback stub.
+func suiteProber() (probing.Prober, error) {
+	deny, err := egress.ParseCIDRs([]string{deniedAddr})
+	if err != nil {
+		return nil, err
+	}
+	allow, err := egress.ParseCIDRs([]string{"127.0.0.1/32", "127.0.0.3/32", "::1/128"})
+	if err != nil {
+		return nil, err
+	}
+	return probing.NewHTTPProber(probing.ProberOptions{DNSServer: dns.Addr(), Egress: egress.NewPolicy(egress.Options{Deny: deny, Allow: allow})}), nil
+}
+
 // replicaConfig configures the replica that setupReplica wires for a test.
 type replicaConfig struct {
 	shardID       string
@@ -164,6 +173,15 @@ type replicaConfig struct {
 	registerer    prometheus.Registerer
 	// ownership decides what the replica owns; nil is suiteOwner.
 	ownership replicaOwnership
+	// clock, when not nil, is the scheduler's and the reconciler's clock,
+	// and every check is probed on the grid { Unix epoch + k·interval }
+	// with no initial jitter: a new or changed check is probed before the
+	// clock moves, then once per interval the test steps it by.
+	clock *clocktesting.FakeClock
+	// observer, when not nil, is told about every probe too.
+	observer scheduler.Observer
+	// limits are the reconciler's namespace limits.
+	limits controllers.NamespaceLimits
 }
 
 // replicaOwnership is what a test replica's reconciler and metrics need of
@@ -175,37 +193,48 @@ type replicaOwnership interface {
 
 // setupReplica wires what the tests run of a replica into mgr: the probe
 // scheduler, its metrics and the reconciler, alone on their ring (they own
-// every checker). The Lease ring is wired, and tested, in cmd/manager.
-func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
+// every checker). The Lease ring is wired, and tested, in cmd/manager. It
+// returns the replica's scheduler.
+func setupReplica(mgr ctrl.Manager, c replicaConfig) (*scheduler.Scheduler, error) {
 	trigger := controllers.NewTrigger(0)
 	m := metrics.New()
 	if c.ownership == nil {
 		c.ownership = suiteOwner(c.shardID)
 	}
-	sched, err := scheduler.New(scheduler.Options{
+	observers := scheduler.Observers{m}
+	if c.observer != nil {
+		observers = append(observers, c.observer)
+	}
+	opts := scheduler.Options{
 		Prober:        c.prober,
 		Owns:          c.ownership.Probes,
 		Workers:       c.workers,
 		InitialJitter: c.initialJitter,
 		Notify:        trigger.Notify,
-		Observer:      m,
+		Observer:      observers,
 		Logger:        c.logger.WithName("scheduler"),
-	})
+	}
+	if c.clock != nil {
+		opts.Clock = c.clock
+		opts.Phase = func(types.NamespacedName, time.Duration) time.Duration { return 0 }
+		opts.Rand = func(int64) int64 { return 0 }
+	}
+	sched, err := scheduler.New(opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := mgr.Add(sched); err != nil {
-		return err
+		return nil, err
 	}
 	// As a replica has them without --metric-labels-allowlist: the SLO
 	// objective only.
 	labels, err := metrics.NewCheckerLabels(nil)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	ready := metrics.NewReadyStates()
 	if err := m.Register(c.registerer, sched, c.ownership, labels, ready); err != nil {
-		return err
+		return nil, err
 	}
 	r := &controllers.WebCheckerReconciler{
 		Scheduler:         sched,
@@ -217,11 +246,15 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) error {
 		NamespaceSelector: c.scope.NamespaceSelector,
 		NamespaceEgress:   true,
 		SecretSelector:    c.scope.SecretSelector,
+		Limits:            c.limits,
+	}
+	if c.clock != nil {
+		r.Clock = c.clock
 	}
 	if c.secretAccess {
 		r.Secrets = mgr.GetClient()
 	}
-	return r.SetupWithManager(mgr)
+	return sched, r.SetupWithManager(mgr)
 }
 
 // suiteOwner is the Ownership of a replica alone on its ring: it owns every

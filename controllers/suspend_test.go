@@ -3,7 +3,6 @@ package controllers_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -26,65 +25,71 @@ func setSuspend(t *testing.T, key types.NamespacedName, suspend bool) {
 	require.NoError(t, k8sClient.Patch(context.Background(), wc, patch))
 }
 
-// TestSuspendStopsProbesAndResumes suspends a Ready checker: no probe
-// reaches the target, its series are gone, Ready turns Unknown/Suspended
-// in one write with one Event; resumed, it is probed within the initial
-// jitter and turns Ready again.
+// TestSuspendStopsProbesAndResumes suspends a Ready checker on a replica
+// on a fake clock: it leaves the scheduler, no probe reaches the target
+// for three intervals, its series are gone, Ready turns Unknown/Suspended
+// in one write with one Event; resumed, it is probed before the clock
+// moves (at once, not at its next grid point) and turns Ready again.
 func TestSuspendStopsProbesAndResumes(t *testing.T) {
 	t.Parallel()
-	target, wc, key := startChecker(t, "suspended", "/")
-	require.NotEmpty(t, checkerSeries(t, "webchecker_probe_success", key))
+	c := startClockedReplica(t)
+	target, wc, key := c.startChecker(t, "suspended", "/")
+	series := func(name string) map[string]float64 { return checkerSeriesIn(t, c.registry, name, key) }
+	require.NotEmpty(t, series("webchecker_probe_success"))
 
 	setSuspend(t, key, true)
-	suspended := waitReady(t, key, metav1.ConditionUnknown, webcheckerv1alpha1.ReasonSuspended, 3*time.Second)
+	suspended := waitReady(t, key, metav1.ConditionUnknown, webcheckerv1alpha1.ReasonSuspended, waitFor)
 	cond := ready(suspended)
 	assert.Equal(t, "Probing is suspended: spec.suspend is true", cond.Message)
 	assert.Equal(t, suspended.Generation, cond.ObservedGeneration)
 	assert.Equal(t, suspended.Generation, suspended.Status.ObservedGeneration)
-	assert.Empty(t, checkerSeries(t, "webchecker_probe_success", key), "a suspended checker has no series")
-	assert.Empty(t, checkerSeries(t, "webchecker_probes_total", key))
+	stamped(t, t0, cond, "the suspension")
+	assert.Empty(t, series("webchecker_probe_success"), "a suspended checker has no series")
+	assert.Empty(t, series("webchecker_probes_total"))
 
-	// A probe that started before the suspension may still land: count
-	// from a moment later, then no probe may come for three intervals, and
-	// the status is not written again.
-	time.Sleep(300 * time.Millisecond)
+	// Nothing is scheduled: no probe comes for three intervals, and the
+	// status is not written again.
+	assert.Zero(t, c.sched.Len(), "a suspended checker is still scheduled")
 	hits := target.Count("/")
-	time.Sleep(3*interval + 500*time.Millisecond)
-	assert.Equal(t, hits, target.Count("/"), "a suspended checker was probed")
-	assert.Equal(t, suspended.ResourceVersion, getChecker(t, key).ResourceVersion, "the suspended status was written more than once")
+	c.idle(3)
+	assert.Never(t, func() bool { return target.Count("/") != hits }, settle, poll, "a suspended checker was probed")
+	assertStatusStays(t, key, suspended.ResourceVersion, "the suspended status was written more than once")
 	assert.Equal(t, []string{"Probing is suspended: spec.suspend is true"}, eventNotes(t, wc.Namespace, wc.Name, "Suspended"))
 
-	// Resumed: the first probe comes within the initial jitter (200ms in
-	// this suite), well within a second, and Ready follows it.
+	// Resumed: the first probe comes before the clock moves, and Ready
+	// follows it.
 	setSuspend(t, key, false)
-	resumed := time.Now()
-	require.Eventually(t, func() bool { return target.Count("/") > hits }, time.Second, 10*time.Millisecond, "no probe within a second of resuming")
-	t.Logf("resume -> first probe in %s", time.Since(resumed).Round(time.Millisecond))
-	up := waitReady(t, key, metav1.ConditionTrue, "ProbeSucceeded", 2*time.Second)
+	require.Eventually(t, func() bool { return target.Count("/") > hits }, waitFor, poll, "no probe before the clock moved on resuming")
+	up := waitReady(t, key, metav1.ConditionTrue, "ProbeSucceeded", waitFor)
 	assert.Equal(t, up.Generation, ready(up).ObservedGeneration)
-	require.Eventually(t, func() bool { return len(checkerSeries(t, "webchecker_probe_success", key)) == 1 }, time.Second, poll)
+	stamped(t, c.clock.Now(), ready(up), "the first probe after resuming")
+	require.Eventually(t, func() bool { return len(series("webchecker_probe_success")) == 1 }, waitFor, poll)
 	require.Eventually(t, func() bool {
 		// A first True (after creation, after resuming) records none.
 		return sortedReasons(t, wc.Namespace, wc.Name) == "Suspended"
-	}, 5*time.Second, poll,
+	}, waitFor, poll,
 		"events: %s", eventReasons(t, wc.Namespace, wc.Name))
 }
 
-// TestCreatedSuspendedIsNeverProbed creates a checker suspended: nothing
-// reaches the target, and Suspended is its first and only status write.
+// TestCreatedSuspendedIsNeverProbed creates a checker suspended on a
+// replica on a fake clock: it is never scheduled, nothing reaches the
+// target over three intervals, and Suspended is its first and only status
+// write.
 func TestCreatedSuspendedIsNeverProbed(t *testing.T) {
 	t.Parallel()
+	c := startClockedReplica(t)
 	target := probetest.NewTarget()
 	t.Cleanup(target.Close)
-	wc := newChecker(newNamespace(t), "born-suspended", target.URL(), "/")
+	wc := newChecker(c.namespace, "born-suspended", target.URL(), "/")
 	wc.Spec.Suspend = ptr.To(true)
 	key := client.ObjectKeyFromObject(wc)
 	require.NoError(t, k8sClient.Create(context.Background(), wc))
 
-	suspended := waitReady(t, key, metav1.ConditionUnknown, webcheckerv1alpha1.ReasonSuspended, 3*time.Second)
-	time.Sleep(2*interval + 500*time.Millisecond)
-	assert.Zero(t, target.Count("/"), "a suspended checker was probed")
-	assert.Equal(t, suspended.ResourceVersion, getChecker(t, key).ResourceVersion, "the suspended status was written more than once")
+	suspended := waitReady(t, key, metav1.ConditionUnknown, webcheckerv1alpha1.ReasonSuspended, waitFor)
+	assert.Zero(t, c.sched.Len(), "a suspended checker is scheduled")
+	c.idle(3)
+	assert.Never(t, func() bool { return target.Count("/") > 0 }, settle, poll, "a suspended checker was probed")
+	assertStatusStays(t, key, suspended.ResourceVersion, "the suspended status was written more than once")
 	assert.Equal(t, "Suspended", eventReasons(t, wc.Namespace, wc.Name))
 }
 

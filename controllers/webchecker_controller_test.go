@@ -107,94 +107,100 @@ func ready(wc *webcheckerv1alpha1.WebChecker) metav1.Condition {
 	return *c
 }
 
+// TestReadyFollowsTheTarget follows a target on a replica on a fake
+// clock: Ready is True from the first probe, turns False at the first
+// failed one and True at the first good one again (the thresholds default
+// to 1), each time stamped with the probe that moved it; the stamp stays
+// put while the target stays broken. One Event per transition; the first
+// result, True, is none.
 func TestReadyFollowsTheTarget(t *testing.T) {
 	t.Parallel()
-	ns := newNamespace(t)
+	c := startClockedReplica(t)
 	target := probetest.NewTarget()
 	defer target.Close()
-	wc := newChecker(ns, "lifecycle", target.URL(), "/health")
+	wc := newChecker(c.namespace, "lifecycle", target.URL(), "/health")
 	key := client.ObjectKeyFromObject(wc)
 
-	// The clock starts when the object exists: the first write to a fresh
-	// namespace can take the API server itself a couple of seconds.
-	start := time.Now()
 	require.NoError(t, k8sClient.Create(context.Background(), wc))
-	created := time.Now()
-	up := waitReady(t, key, metav1.ConditionTrue, "ProbeSucceeded", 3*time.Second)
-	t.Logf("create -> Ready=True in %s (create request: %s)", time.Since(created).Round(time.Millisecond), created.Sub(start).Round(time.Millisecond))
+	up := waitReady(t, key, metav1.ConditionTrue, "ProbeSucceeded", waitFor)
 	upCond := ready(up)
 	assert.Equal(t, "WebChecker is ready", upCond.Message)
 	assert.Equal(t, up.Generation, upCond.ObservedGeneration)
 	assert.Equal(t, up.Generation, up.Status.ObservedGeneration)
 	assert.EqualValues(t, http.StatusOK, up.Status.HTTPStatusCode)
-	assert.Equal(t, testShardID, up.Status.Shard)
+	assert.Equal(t, "clocked-replica", up.Status.Shard)
+	stamped(t, t0, upCond, "the first result")
 	cert := condition(up, webcheckerv1alpha1.ConditionCertificateValid)
 	assert.Equal(t, metav1.ConditionUnknown, cert.Status, "plain HTTP has no certificate")
 	assert.Equal(t, "NotApplicable", cert.Reason)
 
-	// The target breaks: Ready turns False within two intervals. Times in
-	// the status have whole seconds: break it in a later second than the
-	// one Ready turned True in, so that the transition can be seen to move.
-	time.Sleep(time.Until(upCond.LastTransitionTime.Add(time.Second)))
+	// The target breaks: Ready turns False at the next probe.
 	target.SetStatus(http.StatusInternalServerError)
-	down := waitReady(t, key, metav1.ConditionFalse, "UnexpectedStatus", 2*interval+time.Second)
+	broke := c.step(t, key)
+	down := waitReady(t, key, metav1.ConditionFalse, "UnexpectedStatus", waitFor)
 	downCond := ready(down)
 	assert.Contains(t, downCond.Message, "500")
 	assert.EqualValues(t, http.StatusInternalServerError, down.Status.HTTPStatusCode)
-	assert.True(t, downCond.LastTransitionTime.After(upCond.LastTransitionTime.Time),
-		"lastTransitionTime must move on True->False: %s then %s", upCond.LastTransitionTime, downCond.LastTransitionTime)
+	stamped(t, broke, downCond, "True->False")
 
 	// While it stays broken the transition time stays put.
-	probed := target.Count("/health")
-	require.Eventually(t, func() bool { return target.Count("/health") >= probed+2 }, 2*interval+5*time.Second, poll)
-	assert.Equal(t, downCond.LastTransitionTime, ready(getChecker(t, key)).LastTransitionTime)
+	c.step(t, key)
+	c.step(t, key)
+	assertStatusStays(t, key, down.ResourceVersion, "the status was rewritten while the target stayed broken")
+	stamped(t, broke, ready(getChecker(t, key)), "a failure after the first one")
 
 	// It recovers.
 	target.SetStatus(http.StatusOK)
-	again := waitReady(t, key, metav1.ConditionTrue, "ProbeSucceeded", 2*interval+time.Second)
-	assert.True(t, ready(again).LastTransitionTime.After(downCond.LastTransitionTime.Time))
+	recovered := c.step(t, key)
+	again := waitReady(t, key, metav1.ConditionTrue, "ProbeSucceeded", waitFor)
+	stamped(t, recovered, ready(again), "False->True")
 
 	// One Event per transition; the first result, True, is none.
 	require.Eventually(t, func() bool {
-		reasons := eventReasons(t, ns, wc.Name)
+		reasons := eventReasons(t, c.namespace, wc.Name)
 		return strings.Count(reasons, "ProbeFailed") >= 1 && strings.Count(reasons, "ProbeSucceeded") >= 1
-	}, 5*time.Second, poll, "events: %s", eventReasons(t, ns, wc.Name))
-	reasons := eventReasons(t, ns, wc.Name)
+	}, waitFor, poll, "events: %s", eventReasons(t, c.namespace, wc.Name))
+	reasons := eventReasons(t, c.namespace, wc.Name)
 	assert.Equal(t, 1, strings.Count(reasons, "ProbeFailed"), reasons)
 	assert.Equal(t, 1, strings.Count(reasons, "ProbeSucceeded"), reasons)
 }
 
 // TestEventOnEveryChangeOfFailureClass moves a failing target from one
-// failure class to another and back: each change records one Event that
-// names the old and the new class, and nothing is recorded while the
-// class stays the same.
+// failure class to another and back, a probe at a time on a replica on a
+// fake clock: each change records one Event that names the old and the
+// new class, and nothing is recorded while the class stays the same.
 func TestEventOnEveryChangeOfFailureClass(t *testing.T) {
 	t.Parallel()
-	target, wc, key := startChecker(t, "failure-classes", "/")
+	c := startClockedReplica(t)
+	target, wc, key := c.startChecker(t, "failure-classes", "/")
 	ns := wc.Namespace
 
 	target.SetStatus(http.StatusServiceUnavailable)
-	waitReady(t, key, metav1.ConditionFalse, "UnexpectedStatus", 2*interval+time.Second)
+	c.step(t, key)
+	waitReady(t, key, metav1.ConditionFalse, "UnexpectedStatus", waitFor)
 	// Slower than the 500ms timeout: the same target now times out.
 	target.SetDelay(900 * time.Millisecond)
-	waitReady(t, key, metav1.ConditionFalse, "Timeout", 2*interval+time.Second)
+	c.step(t, key)
+	waitReady(t, key, metav1.ConditionFalse, "Timeout", waitFor)
 	// Three more timeouts change nothing.
-	probed := target.Count("/")
-	require.Eventually(t, func() bool { return target.Count("/") >= probed+3 }, 3*interval+5*time.Second, poll)
+	for range 3 {
+		c.step(t, key)
+	}
 	target.SetDelay(0)
-	waitReady(t, key, metav1.ConditionFalse, "UnexpectedStatus", 2*interval+time.Second)
+	c.step(t, key)
+	waitReady(t, key, metav1.ConditionFalse, "UnexpectedStatus", waitFor)
 
 	want := "ProbeFailed,ProbeFailureChanged,ProbeFailureChanged" // the first success records none
-	require.Eventually(t, func() bool { return sortedReasons(t, ns, wc.Name) == sortedList(want) }, 5*time.Second, poll,
+	require.Eventually(t, func() bool { return sortedReasons(t, ns, wc.Name) == sortedList(want) }, waitFor, poll,
 		"events: %s", eventReasons(t, ns, wc.Name))
 	notes := eventNotes(t, ns, wc.Name, "ProbeFailureChanged")
 	require.Len(t, notes, 2)
 	assert.ElementsMatch(t, []string{"Timeout (was UnexpectedStatus)", "UnexpectedStatus (was Timeout)"},
 		[]string{strings.SplitN(notes[0], ":", 2)[0], strings.SplitN(notes[1], ":", 2)[0]})
 	// Nothing more comes while the class stays.
-	probed = target.Count("/")
-	require.Eventually(t, func() bool { return target.Count("/") >= probed+2 }, 2*interval+5*time.Second, poll)
-	assert.Equal(t, sortedList(want), sortedReasons(t, ns, wc.Name))
+	c.step(t, key)
+	c.step(t, key)
+	assert.Never(t, func() bool { return sortedReasons(t, ns, wc.Name) != sortedList(want) }, settle, poll, "an Event while the class stayed")
 }
 
 func sortedList(csv string) string {
@@ -257,52 +263,57 @@ func startChecker(t *testing.T, name, path string) (*probetest.Target, *webcheck
 	return target, wc, key
 }
 
+// TestNoStatusWritesWhileNothingChanges probes an unchanged target three
+// more times on a replica on a fake clock: none of the probes writes the
+// status.
 func TestNoStatusWritesWhileNothingChanges(t *testing.T) {
 	t.Parallel()
-	target, _, key := startChecker(t, "steady", "/")
+	c := startClockedReplica(t)
+	_, _, key := c.startChecker(t, "steady", "/")
 	stable := getChecker(t, key)
 
-	probed := target.Count("/")
-	// Wait for three more probes of the unchanged target, then check that
-	// none of them wrote anything.
-	require.Eventually(t, func() bool { return target.Count("/") >= probed+3 }, 3*interval+5*time.Second, poll)
-	assert.Equal(t, stable.ResourceVersion, getChecker(t, key).ResourceVersion, "status was rewritten although nothing changed")
+	for range 3 {
+		c.step(t, key)
+	}
+	assertStatusStays(t, key, stable.ResourceVersion, "status was rewritten although nothing changed")
 }
 
+// TestDeleteStopsProbes deletes a checker on a replica on a fake clock: it
+// leaves the scheduler, and no probe comes at the next grid points.
 func TestDeleteStopsProbes(t *testing.T) {
 	t.Parallel()
-	target, wc, key := startChecker(t, "deleted", "/gone")
+	c := startClockedReplica(t)
+	target, wc, key := c.startChecker(t, "deleted", "/gone")
 
 	require.NoError(t, k8sClient.Delete(context.Background(), wc))
-	deleted := time.Now()
 	require.Eventually(t, func() bool {
 		return apierrors.IsNotFound(k8sClient.Get(context.Background(), key, &webcheckerv1alpha1.WebChecker{}))
-	}, 5*time.Second, poll)
-
-	// Give the watch event time to arrive, then no probe may come for two
-	// more intervals.
-	time.Sleep(500 * time.Millisecond)
+	}, waitFor, poll)
+	require.Eventually(t, func() bool { return c.sched.Len() == 0 }, waitFor, poll, "a deleted checker is still scheduled")
 	after := target.Count("/gone")
-	time.Sleep(2*interval + 500*time.Millisecond)
-	assert.Equal(t, after, target.Count("/gone"), "probes continued after delete")
-	for _, h := range target.Hits() {
-		assert.False(t, h.Time.After(deleted.Add(time.Second)), "probe at %s, %s after the delete", h.Time, h.Time.Sub(deleted))
-	}
+	c.idle(2)
+	assert.Never(t, func() bool { return target.Count("/gone") != after }, settle, poll, "probes continued after delete")
 }
 
+// TestSpecChangeMovesTheProbe changes the path of a checker on a replica
+// on a fake clock: the new path is probed before the clock moves, then at
+// every grid point, and the old one never again.
 func TestSpecChangeMovesTheProbe(t *testing.T) {
 	t.Parallel()
-	target, _, key := startChecker(t, "moving", "/old")
+	c := startClockedReplica(t)
+	target, _, key := c.startChecker(t, "moving", "/old")
 
 	latest := getChecker(t, key)
 	patch := client.MergeFrom(latest.DeepCopy())
 	latest.Spec.Path = "/new"
 	require.NoError(t, k8sClient.Patch(context.Background(), latest, patch))
 
-	require.Eventually(t, func() bool { return target.Count("/new") > 0 }, 3*time.Second, poll, "the new path was never probed")
-	require.Eventually(t, func() bool { return getChecker(t, key).Status.ObservedGeneration == latest.Generation }, 3*time.Second, poll)
+	require.Eventually(t, func() bool { return target.Count("/new") > 0 }, waitFor, poll, "the new path was not probed at once")
+	require.Eventually(t, func() bool { return getChecker(t, key).Status.ObservedGeneration == latest.Generation }, waitFor, poll)
 	old := target.Count("/old")
-	require.Eventually(t, func() bool { return target.Count("/new") >= 3 }, 5*interval, poll)
+	c.step(t, key)
+	c.step(t, key)
+	assert.Equal(t, 3, target.Count("/new"))
 	assert.Equal(t, old, target.Count("/old"), "the old path is still probed")
 	assert.Equal(t, latest.Generation, ready(getChecker(t, key)).ObservedGeneration)
 }
@@ -330,26 +341,28 @@ func TestDNSFailureUsesTheLoopbackResolver(t *testing.T) {
 
 // TestRoundRobinFailureWritesOnce probes a name whose DNS answers rotate
 // between two closed addresses: every probe dials another address first,
-// yet the failure is the same, so the status is written once.
+// yet the failure is the same, so the status is written once over five
+// probes on a replica on a fake clock.
 func TestRoundRobinFailureWritesOnce(t *testing.T) {
 	t.Parallel()
-	ns := newNamespace(t)
+	c := startClockedReplica(t)
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	_, port, err := net.SplitHostPort(closed.Addr().String())
 	require.NoError(t, err)
 	require.NoError(t, closed.Close()) // nothing listens on the port, on either address
 
-	wc := newChecker(ns, "round-robin", "http://round-robin.test:"+port, "/")
+	wc := newChecker(c.namespace, "round-robin", "http://round-robin.test:"+port, "/")
 	require.NoError(t, k8sClient.Create(context.Background(), wc))
 	key := client.ObjectKeyFromObject(wc)
-	failed := waitReady(t, key, metav1.ConditionFalse, "ConnectionFailed", 3*time.Second)
+	failed := waitReady(t, key, metav1.ConditionFalse, "ConnectionFailed", waitFor)
 	assert.Contains(t, ready(failed).Message, "round-robin.test:"+port, "the message names what the user wrote")
 
-	failures := func() float64 { return checkerSeries(t, "webchecker_probes_total", key)["result=failure"] }
-	seen := failures()
-	require.Eventually(t, func() bool { return failures() >= seen+4 }, 4*interval+5*time.Second, poll, "four more probes")
-	assert.Equal(t, failed.ResourceVersion, getChecker(t, key).ResourceVersion, "the status was rewritten as the DNS answer rotated")
+	for range 4 {
+		c.step(t, key)
+	}
+	assert.Equal(t, map[string]float64{"result=failure": 5, "result=success": 0}, checkerSeriesIn(t, c.registry, "webchecker_probes_total", key), "five probes, all failed")
+	assertStatusStays(t, key, failed.ResourceVersion, "the status was rewritten as the DNS answer rotated")
 }
 
 // TestSampleManifestsApplyUnchanged applies config/samples exactly as
