@@ -12,12 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	clocktesting "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers"
@@ -96,15 +92,7 @@ func startClockedReplicaWith(t *testing.T, limits controllers.NamespaceLimits) *
 		finished:  map[types.NamespacedName]int{},
 	}
 	scope := controllers.WatchScope{Namespaces: []string{c.namespace}}
-	mgr, err := ctrl.NewManager(k8sConfig, ctrl.Options{
-		Scheme:                 k8sClient.Scheme(),
-		Cache:                  scope.ApplyTo(cache.Options{}),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		// The suite's manager runs a controller of the same name.
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	require.NoError(t, err)
+	mgr := sideManager(t, k8sConfig, &scope)
 	prober, err := suiteProber()
 	require.NoError(t, err)
 	const shard = "clocked-replica"

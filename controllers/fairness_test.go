@@ -18,11 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers"
@@ -70,14 +67,7 @@ func startFairReplica(t *testing.T, c fairReplica) {
 	t.Helper()
 	cfg := rest.CopyConfig(k8sConfig)
 	cfg.QPS, cfg.Burst = c.qps, c.burst
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                 k8sClient.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		// The suite's manager runs a controller of the same name.
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	require.NoError(t, err)
+	mgr := sideManager(t, cfg, nil)
 	owner := namespacesOwner{shard: "fair-replica", namespaces: map[string]bool{}}
 	for _, ns := range c.namespaces {
 		owner.namespaces[ns] = true

@@ -17,8 +17,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers"
@@ -240,15 +238,8 @@ func TestHandOverNeedsNoReconcile(t *testing.T) {
 	target := probetest.NewTarget()
 	t.Cleanup(target.Close)
 	owner := &switchOwner{shard: "handover-replica", namespace: newElsewhereNamespace(t)}
-	mgr, err := ctrl.NewManager(k8sConfig, ctrl.Options{
-		Scheme:                 k8sClient.Scheme(),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		// The suite's manager runs a controller of the same name.
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	require.NoError(t, err)
-	_, err = setupReplica(mgr, replicaConfig{
+	mgr := sideManager(t, k8sConfig, nil)
+	_, err := setupReplica(mgr, replicaConfig{
 		shardID:       owner.shard,
 		ownership:     owner,
 		prober:        probing.NewHTTPProber(probing.ProberOptions{DNSServer: dns.Addr()}),

@@ -12,12 +12,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	clocktesting "k8s.io/utils/clock/testing"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/controllers/checkspec"
@@ -74,15 +71,7 @@ func TestNamespaceScope(t *testing.T) {
 	probes := &probeLog{counts: map[string]int{}}
 	selector := labels.SelectorFromSet(labels.Set{"webchecker.test/scope": "on"})
 	scope := controllers.WatchScope{Namespaces: []string{selected, unlabelled}, NamespaceSelector: selector}
-	mgr, err := ctrl.NewManager(k8sConfig, ctrl.Options{
-		Scheme:                 k8sClient.Scheme(),
-		Cache:                  scope.ApplyTo(cache.Options{}),
-		Metrics:                metricsserver.Options{BindAddress: "0"},
-		HealthProbeBindAddress: "0",
-		// The suite's manager runs a controller of the same name.
-		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
-	})
-	require.NoError(t, err)
+	mgr := sideManager(t, k8sConfig, &scope)
 	clk := clocktesting.NewFakeClock(t0)
 	sched, err := setupReplica(mgr, replicaConfig{
 		shardID:    "scoped-replica",

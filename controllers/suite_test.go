@@ -22,8 +22,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -364,4 +367,26 @@ func (l *logRecorder) Lines() []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return slices.Clone(*l.lines)
+}
+
+// sideManager makes a manager for a replica that a test runs beside the
+// suite's, on cfg, its cache restricted to scope (nil for none): no
+// metrics or health server, and a controller name the suite's manager uses
+// already.
+func sideManager(t *testing.T, cfg *rest.Config, scope *controllers.WatchScope) ctrl.Manager {
+	t.Helper()
+	var opts cache.Options
+	if scope != nil {
+		opts = scope.ApplyTo(opts)
+	}
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
+		Scheme:                 k8sClient.Scheme(),
+		Cache:                  opts,
+		Metrics:                metricsserver.Options{BindAddress: "0"},
+		HealthProbeBindAddress: "0",
+		// The suite's manager runs a controller of the same name.
+		Controller: ctrlconfig.Controller{SkipNameValidation: ptr.To(true)},
+	})
+	require.NoError(t, err)
+	return mgr
 }
