@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -24,7 +25,8 @@ func viewed(shard string, conditions ...metav1.Condition) statusView {
 	check := &scheduler.Check{
 		Generation: 2, Interval: 10 * time.Second,
 		Thresholds: scheduler.Thresholds{Failure: 3, Success: 2},
-		Target:     probing.Target{URL: "https://example.test/", CertExpiryWarning: 14 * 24 * time.Hour},
+		Target: mustTarget(probing.TargetSpec{URL: "https://example.test/", Method: http.MethodGet, Timeout: time.Second,
+			CertExpiryWarning: 14 * 24 * time.Hour}),
 	}
 	return statusView{wc: wc, p: plan{check: check, owned: true, probes: true, vantagePoints: 1}, shard: "me", now: probed}
 }

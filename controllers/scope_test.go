@@ -32,7 +32,7 @@ type probeLog struct {
 func (p *probeLog) Probe(_ context.Context, t probing.Target) probing.Result {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.counts[t.URL]++
+	p.counts[t.URL()]++
 	return probing.Result{Success: true, Reason: probing.ReasonSucceeded, Message: probing.ReadyMessage, StatusCode: 200}
 }
 
@@ -145,7 +145,7 @@ func TestSecretSelector(t *testing.T) {
 	secrets := checkspec.SecretReader(t.Context(), c, ns, selector)
 	require.Eventually(t, func() bool {
 		check, err := checkspec.CheckFor(wc, secrets)
-		return err == nil && check.Target.BearerToken == "t0k"
+		return err == nil && check.Target.Spec().BearerToken == "t0k"
 	}, secretTimeout, poll, "the labelled Secret never showed in the cache")
 
 	wc.Spec.BearerTokenSecretRef = secretKey("unlabelled", "token")
@@ -180,7 +180,7 @@ func TestCacheNeverHoldsHelmReleases(t *testing.T) {
 	secrets := checkspec.SecretReader(t.Context(), c, ns, nil)
 	require.Eventually(t, func() bool {
 		check, err := checkspec.CheckFor(wc, secrets)
-		return err == nil && check.Target.BearerToken == "t0k"
+		return err == nil && check.Target.Spec().BearerToken == "t0k"
 	}, secretTimeout, poll, "the Opaque Secret never showed in the cache")
 
 	var cached corev1.SecretList

@@ -100,7 +100,7 @@ func setCondition(conditions *[]metav1.Condition, c metav1.Condition) {
 
 // certificateCondition turns an outcome of a probe of target into the
 // CertificateValid condition: whether the chain the server presented is
-// valid for longer than target.CertExpiryWarning, judged at the time the
+// valid for longer than target.CertExpiryWarning(), judged at the time the
 // probe finished.
 func certificateCondition(o *scheduler.Outcome, target probing.Target) metav1.Condition {
 	c := metav1.Condition{
@@ -110,7 +110,7 @@ func certificateCondition(o *scheduler.Outcome, target probing.Target) metav1.Co
 	}
 	expiry := o.Result.CertificateExpiry
 	switch {
-	case expiry == nil && !probing.UsesTLS(target.URL):
+	case expiry == nil && !target.UsesTLS():
 		c.Status, c.Reason = metav1.ConditionUnknown, webcheckerv1alpha1.ReasonCertificateNotApplicable
 		c.Message = "The latest probe used no TLS (plain http, tcp, grpc or dns): there is no certificate"
 	case expiry == nil:
@@ -123,11 +123,11 @@ func certificateCondition(o *scheduler.Outcome, target probing.Target) metav1.Co
 		// The prober's own judgement, with its message naming the
 		// certificate.
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, webcheckerv1alpha1.ReasonCertificateExpiringSoon, o.Result.CertificateWarning
-	case target.CertExpiryWarning > 0 && expiry.Sub(o.Time) < target.CertExpiryWarning:
+	case target.CertExpiryWarning() > 0 && expiry.Sub(o.Time) < target.CertExpiryWarning():
 		// The probe failed for another reason, so the prober did not judge
 		// the expiry.
 		c.Status, c.Reason = metav1.ConditionFalse, webcheckerv1alpha1.ReasonCertificateExpiringSoon
-		c.Message = fmt.Sprintf("The certificate chain expires at %s, in less than %s", expiry.UTC().Format(time.RFC3339), target.CertExpiryWarning)
+		c.Message = fmt.Sprintf("The certificate chain expires at %s, in less than %s", expiry.UTC().Format(time.RFC3339), target.CertExpiryWarning())
 	default:
 		c.Status, c.Reason = metav1.ConditionTrue, webcheckerv1alpha1.ReasonCertificateValid
 		c.Message = fmt.Sprintf("The certificate chain is valid until %s", expiry.UTC().Format(time.RFC3339))

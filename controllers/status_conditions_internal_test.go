@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"net/http"
 	"testing"
 	"time"
 
@@ -11,6 +12,16 @@ import (
 	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
+
+// mustTarget builds spec, a literal of the tests: a spec NewTarget refuses
+// is a mistake in the test, which panics.
+func mustTarget(spec probing.TargetSpec) probing.Target {
+	target, err := probing.NewTarget(spec)
+	if err != nil {
+		panic(err)
+	}
+	return target
+}
 
 var (
 	t0       = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
@@ -79,21 +90,24 @@ func TestSetConditionNeverMovesTransitionTimeBackwards(t *testing.T) {
 
 func TestCertificateCondition(t *testing.T) {
 	expiry := func(d time.Duration) *time.Time { e := probed.Add(d); return &e }
-	https := probing.Target{URL: "https://example.com/", CertExpiryWarning: 14 * 24 * time.Hour}
+	target := func(url string, warning time.Duration) probing.Target {
+		return mustTarget(probing.TargetSpec{URL: url, Method: http.MethodGet, Timeout: time.Second, CertExpiryWarning: warning})
+	}
+	https := target("https://example.com/", 14*24*time.Hour)
 	tests := map[string]struct {
 		target     probing.Target
 		result     probing.Result
 		wantStatus metav1.ConditionStatus
 		wantReason string
 	}{
-		"plain HTTP":                    {probing.Target{URL: "http://example.com/"}, answered, metav1.ConditionUnknown, "NotApplicable"},
+		"plain HTTP":                    {target("http://example.com/", 0), answered, metav1.ConditionUnknown, "NotApplicable"},
 		"no TLS response":               {https, probing.Result{Reason: probing.ReasonTLSError}, metav1.ConditionUnknown, "NoCertificate"},
 		"valid":                         {https, withExpiry(answered, expiry(30*24*time.Hour)), metav1.ConditionTrue, "Valid"},
 		"expiring, as the prober says":  {https, withExpiry(expiring, expiry(24*time.Hour)), metav1.ConditionFalse, "ExpiringSoon"},
 		"expiring, behind a 500":        {https, withExpiry(probing.Result{Reason: probing.ReasonUnexpectedStatus, StatusCode: 500}, expiry(24*time.Hour)), metav1.ConditionFalse, "ExpiringSoon"},
 		"expired, verification skipped": {https, withExpiry(expiring, expiry(-time.Hour)), metav1.ConditionFalse, "Expired"},
-		"warning off":                   {probing.Target{URL: "https://example.com/"}, withExpiry(answered, expiry(time.Hour)), metav1.ConditionTrue, "Valid"},
-		"redirected to https":           {probing.Target{URL: "http://example.com/", CertExpiryWarning: time.Hour}, withExpiry(answered, expiry(48*time.Hour)), metav1.ConditionTrue, "Valid"},
+		"warning off":                   {target("https://example.com/", 0), withExpiry(answered, expiry(time.Hour)), metav1.ConditionTrue, "Valid"},
+		"redirected to https":           {target("http://example.com/", time.Hour), withExpiry(answered, expiry(48*time.Hour)), metav1.ConditionTrue, "Valid"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

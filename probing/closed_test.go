@@ -59,7 +59,7 @@ func TestServerClosesBeforeAnswering(t *testing.T) {
 				want.Message = strings.ReplaceAll(want.Message, "{escaped addr}", url.QueryEscape(addr))
 				outcomes := map[string]int{}
 				for range probesEach {
-					res := prober.Probe(t.Context(), p.target(addr))
+					res := probe(t.Context(), prober, p.target(addr))
 					outcomes[strconv.Quote(string(res.Reason))+" "+res.Message]++
 				}
 				assert.Equal(t, map[string]int{strconv.Quote(string(want.Reason)) + " " + want.Message: probesEach}, outcomes)
@@ -70,8 +70,8 @@ func TestServerClosesBeforeAnswering(t *testing.T) {
 
 // closedTarget is a target of url for TestServerClosesBeforeAnswering:
 // the method HTTP needs, certificates not verified.
-func closedTarget(url string) probing.Target {
-	target := probing.Target{URL: url, Timeout: relaxedTimeout, TLS: probing.TLSOptions{InsecureSkipVerify: true}}
+func closedTarget(url string) probing.TargetSpec {
+	target := probing.TargetSpec{URL: url, Timeout: relaxedTimeout, TLS: probing.TLSOptions{InsecureSkipVerify: true}}
 	if strings.HasPrefix(url, "http") {
 		target.Method = http.MethodGet
 	}
@@ -79,7 +79,7 @@ func closedTarget(url string) probing.Target {
 }
 
 // pingTarget is closedTarget with a query and the reply it expects.
-func pingTarget(url string) probing.Target {
+func pingTarget(url string) probing.TargetSpec {
 	target := closedTarget(url)
 	target.TCP = expectReply("PING\r\n", `^\+PONG`, 1024)
 	return target
@@ -88,7 +88,7 @@ func pingTarget(url string) probing.Target {
 // closedProbe is a probe of TestServerClosesBeforeAnswering and its outcome
 // on a server that closes: want, or wantTLS on the TLS servers.
 type closedProbe struct {
-	target        func(addr string) probing.Target
+	target        func(addr string) probing.TargetSpec
 	want, wantTLS probing.Result
 }
 
@@ -98,11 +98,11 @@ func closedProbes(redirector string) map[string]closedProbe {
 	const closed = "the server closed the connection before answering"
 	return map[string]closedProbe{
 		"http": {
-			target: func(addr string) probing.Target { return closedTarget("http://" + addr + "/") },
+			target: func(addr string) probing.TargetSpec { return closedTarget("http://" + addr + "/") },
 			want:   probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "http://{addr}/": ` + closed},
 		},
 		"http, reusing connections": {
-			target: func(addr string) probing.Target {
+			target: func(addr string) probing.TargetSpec {
 				target := closedTarget("http://" + addr + "/")
 				target.ReuseConnections = true
 				return target
@@ -110,7 +110,7 @@ func closedProbes(redirector string) map[string]closedProbe {
 			want: probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "http://{addr}/": ` + closed},
 		},
 		"http, redirected to the server": {
-			target: func(addr string) probing.Target {
+			target: func(addr string) probing.TargetSpec {
 				target := closedTarget(redirector + "/?to=" + url.QueryEscape("http://"+addr+"/"))
 				target.FollowRedirects = true
 				return target
@@ -120,37 +120,37 @@ func closedProbes(redirector string) map[string]closedProbe {
 				Message: `Get "` + redirector + `/?to=http%3A%2F%2F{escaped addr}%2F" (after a redirect): ` + closed},
 		},
 		"https": {
-			target: func(addr string) probing.Target { return closedTarget("https://" + addr + "/") },
+			target: func(addr string) probing.TargetSpec { return closedTarget("https://" + addr + "/") },
 			want:   probing.Result{Reason: probing.ReasonConnectionFailed, Message: `Get "https://{addr}/": ` + closed},
 		},
 		"grpc": {
-			target: func(addr string) probing.Target { return closedTarget("grpc://" + addr) },
+			target: func(addr string) probing.TargetSpec { return closedTarget("grpc://" + addr) },
 			want:   probing.Result{Reason: probing.ReasonConnectionFailed, Message: `health check of "grpc://{addr}": ` + closed},
 		},
 		"grpcs": {
-			target: func(addr string) probing.Target { return closedTarget("grpcs://" + addr) },
+			target: func(addr string) probing.TargetSpec { return closedTarget("grpcs://" + addr) },
 			want:   probing.Result{Reason: probing.ReasonConnectionFailed, Message: `health check of "grpcs://{addr}": ` + closed},
 		},
 		"tcp, connect only: the server accepted": {
-			target: func(addr string) probing.Target { return closedTarget("tcp://" + addr) },
+			target: func(addr string) probing.TargetSpec { return closedTarget("tcp://" + addr) },
 			want:   probing.Result{Success: true, Reason: probing.ReasonSucceeded, Message: probing.ReadyMessage},
 		},
 		"tcp, query and reply": {
-			target: func(addr string) probing.Target { return pingTarget("tcp://" + addr) },
+			target: func(addr string) probing.TargetSpec { return pingTarget("tcp://" + addr) },
 			want:   probing.Result{Reason: probing.ReasonUnexpectedReply, Message: `read "tcp://{addr}": reply does not match "^\\+PONG": the server closed the connection`},
 		},
 		"tls": {
-			target:  func(addr string) probing.Target { return closedTarget("tls://" + addr) },
+			target:  func(addr string) probing.TargetSpec { return closedTarget("tls://" + addr) },
 			want:    probing.Result{Reason: probing.ReasonConnectionFailed, Message: `handshake "tls://{addr}": ` + closed},
 			wantTLS: probing.Result{Success: true, Reason: probing.ReasonSucceeded, Message: probing.ReadyMessage},
 		},
 		"tls, query and reply": {
-			target:  func(addr string) probing.Target { return pingTarget("tls://" + addr) },
+			target:  func(addr string) probing.TargetSpec { return pingTarget("tls://" + addr) },
 			want:    probing.Result{Reason: probing.ReasonConnectionFailed, Message: `handshake "tls://{addr}": ` + closed},
 			wantTLS: probing.Result{Reason: probing.ReasonUnexpectedReply, Message: `read "tls://{addr}": reply does not match "^\\+PONG": the server closed the connection`},
 		},
 		"dns over tcp": {
-			target: func(addr string) probing.Target {
+			target: func(addr string) probing.TargetSpec {
 				return dnsTarget(addr, probing.DNSOptions{Name: "a.test", Type: "A", Transport: "tcp"})
 			},
 			want: probing.Result{Reason: probing.ReasonConnectionFailed, Message: `dns query "a.test." A to "dns://{addr}": the server closed the connection without responding`},

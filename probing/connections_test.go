@@ -62,7 +62,7 @@ func TestHTTPProberConnectionPerProbe(t *testing.T) {
 			srv.Config.ConnState = conns.track
 			srv.Config.ErrorLog = log.New(io.Discard, "", 0)
 			srv.EnableHTTP2 = tc.http2
-			target := probing.Target{Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: tc.reuse}
+			target := probing.TargetSpec{Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: tc.reuse}
 			wantPhases := []probing.Phase{probing.PhaseDNS, probing.PhaseConnect, probing.PhaseProcessing, probing.PhaseTransfer}
 			if tc.tls {
 				srv.StartTLS()
@@ -77,7 +77,7 @@ func TestHTTPProberConnectionPerProbe(t *testing.T) {
 
 			for i, method := range []string{http.MethodGet, http.MethodGet, http.MethodHead} {
 				target.Method = method
-				res := prober.Probe(t.Context(), target)
+				res := probe(t.Context(), prober, target)
 				require.True(t, res.Success, "probe %d: %+v", i, res)
 				phases := res.Phases.Happened()
 				if i == 0 || !tc.reuse {
@@ -149,17 +149,17 @@ func TestHTTPProberFollowsDNS(t *testing.T) {
 			serveStatus(t, b, http.StatusCreated)
 			dns := probetest.NewTestDNSServer(t, map[string][]net.IP{"moving.test": {net.IPv4(127, 0, 0, 1)}})
 			prober := newProber(t, dns, probing.ProberOptions{})
-			target := probing.Target{URL: "http://moving.test:" + port + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: tc.reuse}
+			target := probing.TargetSpec{URL: "http://moving.test:" + port + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: tc.reuse}
 
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			require.Equal(t, http.StatusOK, res.StatusCode, "127.0.0.1 answers: %+v", res)
 
 			require.NoError(t, dns.SetRecords(map[string][]net.IP{"moving.test": {net.IPv4(127, 0, 0, 2)}}))
-			res = prober.Probe(t.Context(), target)
+			res = probe(t.Context(), prober, target)
 			assert.Equal(t, tc.wantMoved, res.StatusCode, "after the move: %+v", res)
 
 			require.NoError(t, dns.SetRecords(nil))
-			res = prober.Probe(t.Context(), target)
+			res = probe(t.Context(), prober, target)
 			assert.Equal(t, tc.wantRemovedReason, res.Reason, "after the removal: %+v", res)
 			assert.Equal(t, tc.wantRemoved, res.StatusCode)
 			if tc.wantRemovedReason == probing.ReasonDNSFailed {
@@ -195,16 +195,16 @@ func TestHTTPProberFollowsCertificate(t *testing.T) {
 			srv.StartTLS()
 			t.Cleanup(srv.Close)
 			prober := newProber(t, newDNS(t), probing.ProberOptions{})
-			target := probing.Target{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: tc.reuse,
+			target := probing.TargetSpec{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: tc.reuse,
 				TLS: probing.TLSOptions{RootCAs: slices.Concat(before.PEM, after.PEM), ServerName: "renewed.test"}}
 
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			require.True(t, res.Success, "%+v", res)
 			require.NotNil(t, res.CertificateExpiry)
 			assert.True(t, res.CertificateExpiry.Equal(before.X509.NotAfter), "first expiry %s", res.CertificateExpiry)
 
 			served.Store(&after.TLS)
-			res = prober.Probe(t.Context(), target)
+			res = probe(t.Context(), prober, target)
 			require.True(t, res.Success, "%+v", res)
 			require.NotNil(t, res.CertificateExpiry)
 			assert.True(t, res.CertificateExpiry.Equal(tc.wantExpiry), "expiry after the renewal %s, want %s", res.CertificateExpiry, tc.wantExpiry)
@@ -237,9 +237,9 @@ func TestHTTPProberClosedListener(t *testing.T) {
 			})
 			prober := newProber(t, newDNS(t), probing.ProberOptions{})
 			url := "http://" + ln.Addr().String() + "/"
-			target := probing.Target{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: tc.reuse}
+			target := probing.TargetSpec{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: tc.reuse}
 
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			require.True(t, res.Success, "%+v", res)
 
 			require.NoError(t, ln.Close())
@@ -251,7 +251,7 @@ func TestHTTPProberClosedListener(t *testing.T) {
 				t.Fatal("Serve did not return after its listener closed")
 			}
 
-			res = prober.Probe(t.Context(), target)
+			res = probe(t.Context(), prober, target)
 			assert.Equal(t, tc.wantReason, res.Reason, "%+v", res)
 			if tc.wantReason == probing.ReasonConnectionFailed {
 				assert.Equal(t, `Get "`+url+`": dial tcp `+ln.Addr().String()+`: connect: connection refused`, res.Message)

@@ -37,7 +37,7 @@ func newDialer(opts ProberOptions) *net.Dialer {
 // withEgressAllowance returns ctx carrying t's egress allowance
 // (Target.EgressAllow), which the dialer's policy reads at every
 // connection made with it.
-func withEgressAllowance(ctx context.Context, t Target) context.Context {
+func withEgressAllowance(ctx context.Context, t *builtTarget) context.Context {
 	return egress.ContextWithAllowed(ctx, t.EgressAllow)
 }
 
@@ -61,7 +61,7 @@ func dialTCP(ctx context.Context, d *net.Dialer, family IPFamily, addr string) (
 // returned as a resetConn: the server accepted it (a refused connection
 // fails with ECONNREFUSED), and whether its reset shows at the connect or
 // at the first read or write is timing, so it shows at the read or write.
-func dialTarget(ctx context.Context, d *net.Dialer, t Target, addr string) (net.Conn, error) {
+func dialTarget(ctx context.Context, d *net.Dialer, t *builtTarget, addr string) (net.Conn, error) {
 	ctx = withEgressAllowance(ctx, t)
 	if t.Proxy != nil {
 		return dialThroughProxy(ctx, d, t.IPFamily, *t.Proxy, nil, addr)

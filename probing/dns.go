@@ -8,7 +8,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -64,23 +63,24 @@ type dnsQuery struct {
 	prefix   string // of the probe's messages
 }
 
-// Probe queries the DNS server of t.URL for t.DNS and judges the response:
-// its rcode must be one of t.DNS.Rcodes (NOERROR by default), else
-// ReasonUnexpectedRcode; each of t.DNS.AnswerMatch must match a record of
-// the answer section, else ReasonAnswerMismatch; then t.Judge, if any,
-// judges the Answer. No response within t.Timeout is ReasonTimeout, a
+// Probe queries the DNS server of t's URL for its DNS options and judges
+// the response: its rcode must be one of DNS.Rcodes (NOERROR by default),
+// else ReasonUnexpectedRcode; each of DNS.AnswerMatch must match a record
+// of the answer section, else ReasonAnswerMismatch; then the Judge, if
+// any, judges the Answer. No response within the Timeout is ReasonTimeout, a
 // refused connection (or an ICMP port unreachable, over UDP) or a
 // malformed response ReasonConnectionFailed, a server name that does not
 // resolve ReasonDNSFailed, a denied address ReasonEgressDenied.
 func (p *DNSProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
-	return finish(p.probe(ctx, t, start), start)
+	b, err := t.forProber("DNS", KindDNS)
+	if err != nil {
+		return finish(Result{Reason: ReasonInvalidTarget, Message: err.Error()}, start)
+	}
+	return finish(p.probe(ctx, b, start), start)
 }
 
-func (p *DNSProber) probe(ctx context.Context, t Target, start time.Time) Result {
-	if _, _, err := t.validateFor("DNS", KindDNS); err != nil {
-		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
-	}
+func (p *DNSProber) probe(ctx context.Context, t *builtTarget, start time.Time) Result {
 	q, err := newDNSQuery(t)
 	if err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: "invalid target: " + err.Error()}
@@ -108,29 +108,32 @@ func (p *DNSProber) probe(ctx context.Context, t Target, start time.Time) Result
 	return res
 }
 
-// newDNSQuery builds the query of a valid dns target. It fails when the
-// name is not a valid domain name.
-func newDNSQuery(t Target) (*dnsQuery, error) {
-	u, err := url.Parse(t.URL)
-	if err != nil { // already validated; kept so that Probe cannot panic
-		return nil, err
-	}
-	port := u.Port()
-	if port == "" {
-		port = defaultPorts["dns"]
-	}
-	name := fqdn(t.DNS.Name)
-	q := &dnsQuery{
-		addr: net.JoinHostPort(u.Hostname(), port),
-		id:   uint16(rand.Uint32()), // math/rand/v2's generator is ChaCha8, randomly seeded: unpredictable
-	}
-	q.prefix = fmt.Sprintf("dns query %q %s to %q: ", name, t.DNS.Type, "dns://"+q.addr)
-	n, err := dnsmessage.NewName(name)
+// dnsQuestion returns the question of o, the valid options of a dns
+// target: it fails when the name is not a domain name that a query can
+// carry.
+func dnsQuestion(o *DNSOptions) (dnsmessage.Question, error) {
+	n, err := dnsmessage.NewName(fqdn(o.Name))
 	if err != nil {
-		return nil, fmt.Errorf("dns: name %q: %w", t.DNS.Name, err)
+		return dnsmessage.Question{}, fmt.Errorf("dns: name %q: %w", o.Name, err)
 	}
-	q.question = dnsmessage.Question{Name: n, Type: dnsTypeCodes[t.DNS.Type], Class: dnsmessage.ClassINET}
-	if q.msg, err = buildQuery(q.id, q.question, t.DNS.RecursionDesired); err != nil {
+	q := dnsmessage.Question{Name: n, Type: dnsTypeCodes[o.Type], Class: dnsmessage.ClassINET}
+	if _, err := buildQuery(0, q, o.RecursionDesired); err != nil {
+		return dnsmessage.Question{}, fmt.Errorf("dns: name %q: %w", o.Name, err)
+	}
+	return q, nil
+}
+
+// newDNSQuery builds the query of one probe of t, a dns target, with a
+// random ID.
+func newDNSQuery(t *builtTarget) (*dnsQuery, error) {
+	q := &dnsQuery{
+		addr:     t.addr,
+		id:       uint16(rand.Uint32()), // math/rand/v2's generator is ChaCha8, randomly seeded: unpredictable
+		question: t.dnsQuestion,
+		prefix:   t.dnsPrefix,
+	}
+	var err error
+	if q.msg, err = buildQuery(q.id, q.question, t.DNS.RecursionDesired); err != nil { // NewTarget built one; kept so that Probe cannot panic
 		return nil, fmt.Errorf("dns: name %q: %w", t.DNS.Name, err)
 	}
 	return q, nil
@@ -143,7 +146,7 @@ func (p *DNSProber) maxText() int {
 }
 
 // exchange sends q to its server and reads the response, within ctx.
-func (p *DNSProber) exchange(ctx context.Context, t Target, q *dnsQuery) (*dnsResponse, error) {
+func (p *DNSProber) exchange(ctx context.Context, t *builtTarget, q *dnsQuery) (*dnsResponse, error) {
 	conn, err := p.dial(ctx, t, q.addr)
 	if err != nil {
 		return nil, err
@@ -164,7 +167,7 @@ func (p *DNSProber) exchange(ctx context.Context, t Target, q *dnsQuery) (*dnsRe
 
 // dial connects to the DNS server at addr (host:port) over t's transport,
 // restricted to t's IP family, with the egress policy.
-func (p *DNSProber) dial(ctx context.Context, t Target, addr string) (net.Conn, error) {
+func (p *DNSProber) dial(ctx context.Context, t *builtTarget, addr string) (net.Conn, error) {
 	if t.DNS.Transport == "tcp" {
 		return dialTarget(ctx, p.dialer, t, addr)
 	}
@@ -230,7 +233,7 @@ func exchangeTCP(conn net.Conn, q *dnsQuery, maxText int) (*dnsResponse, error) 
 
 // failure classifies the error of an exchange. ctx is the caller's
 // context, probeCtx the one bounded by the target's timeout.
-func (p *DNSProber) failure(ctx, probeCtx context.Context, t Target, q *dnsQuery, err error) Result {
+func (p *DNSProber) failure(ctx, probeCtx context.Context, t *builtTarget, q *dnsQuery, err error) Result {
 	var netErr net.Error
 	switch {
 	case ctx.Err() != nil:

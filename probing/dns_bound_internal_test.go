@@ -198,8 +198,9 @@ func TestDNSProbeTextBound(t *testing.T) {
 		t.Run(name, func(t *testing.T) { // not parallel: the allocations are measured
 			addr := worstStub(t, msg)
 			keeper := &answerKeeper{}
-			target := Target{URL: "dns://" + addr, Timeout: 10 * time.Second, Judge: keeper,
+			spec := TargetSpec{URL: "dns://" + addr, Timeout: 10 * time.Second, Judge: keeper,
 				DNS: &DNSOptions{Name: "worst.test", Type: "CNAME", Transport: "tcp"}}
+			target := mustTarget(t, spec)
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
 			res := prober.Probe(t.Context(), target)
@@ -216,8 +217,8 @@ func TestDNSProbeTextBound(t *testing.T) {
 				len(keeper.dns.Answers), bytes, maxText, after.TotalAlloc-before.TotalAlloc)
 			assert.LessOrEqual(t, bytes, maxText)
 
-			target.Judge, target.DNS.AnswerMatch = nil, []*pattern.Regexp{pattern.MustCompile(`^nothing$`)}
-			res = prober.Probe(t.Context(), target)
+			spec.Judge, spec.DNS.AnswerMatch = nil, []*pattern.Regexp{pattern.MustCompile(`^nothing$`)}
+			res = prober.Probe(t.Context(), mustTarget(t, spec))
 			assert.Equal(t, ReasonAnswerMismatch, res.Reason, "%+v", res)
 			assert.Contains(t, res.Message, "records beyond the text bound were left out")
 		})

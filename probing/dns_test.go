@@ -75,8 +75,8 @@ func newDNSProber(t *testing.T, resolver *probetest.DNSServer, opts probing.Prob
 }
 
 // dnsTarget is a dns target of server (host:port) asking o.
-func dnsTarget(server string, o probing.DNSOptions) probing.Target {
-	return probing.Target{URL: "dns://" + server, Timeout: relaxedTimeout, DNS: &o}
+func dnsTarget(server string, o probing.DNSOptions) probing.TargetSpec {
+	return probing.TargetSpec{URL: "dns://" + server, Timeout: relaxedTimeout, DNS: &o}
 }
 
 // matches compiles regular expressions.
@@ -191,7 +191,7 @@ func TestDNSProberAnswers(t *testing.T) {
 				}
 				opts := tc.opts
 				opts.Transport = transport
-				res := prober.Probe(t.Context(), dnsTarget(server, opts))
+				res := probe(t.Context(), prober, dnsTarget(server, opts))
 				assert.Positive(t, res.Duration)
 				if tc.wantReason == "" {
 					assert.True(t, res.Success, "%+v", res)
@@ -206,7 +206,7 @@ func TestDNSProberAnswers(t *testing.T) {
 				if tc.wantMessage != "" {
 					assert.Equal(t, prefix+tc.wantMessage, res.Message)
 				}
-				again := prober.Probe(t.Context(), dnsTarget(server, opts))
+				again := probe(t.Context(), prober, dnsTarget(server, opts))
 				assert.True(t, res.SameOutcome(again), "stable message:\n%s\n%s", res.Message, again.Message)
 			})
 		}
@@ -255,7 +255,7 @@ func TestDNSProberJudge(t *testing.T) {
 				judge := &dnsJudge{ok: true}
 				target := dnsTarget(zone.Addr(), tc.opts)
 				target.DNS.Transport, target.Judge = transport, judge
-				res := prober.Probe(t.Context(), target)
+				res := probe(t.Context(), prober, target)
 				require.True(t, res.Success, "%+v", res)
 				a := judge.answer()
 				require.NotNil(t, a)
@@ -276,7 +276,7 @@ func TestDNSProberJudge(t *testing.T) {
 		t.Parallel()
 		target := dnsTarget(zone.Addr(), probing.DNSOptions{Name: "a.test", Type: "A", Transport: "udp"})
 		target.Judge = &dnsJudge{ok: false}
-		res := prober.Probe(t.Context(), target)
+		res := probe(t.Context(), prober, target)
 		assert.False(t, res.Success)
 		assert.Equal(t, probing.ReasonConditionFailed, res.Reason)
 		assert.Equal(t, "dns.answers does not hold", res.Message)
@@ -287,7 +287,7 @@ func TestDNSProberJudge(t *testing.T) {
 		judge := &dnsJudge{ok: true}
 		target := dnsTarget(zone.Addr(), probing.DNSOptions{Name: "nope.test", Type: "A", Transport: "udp"})
 		target.Judge = judge
-		res := prober.Probe(t.Context(), target)
+		res := probe(t.Context(), prober, target)
 		assert.Equal(t, probing.ReasonUnexpectedRcode, res.Reason)
 		assert.Nil(t, judge.answer())
 	})
@@ -303,7 +303,7 @@ func TestDNSProberTruncated(t *testing.T) {
 		judge := &dnsJudge{ok: true}
 		target := dnsTarget(zone.Addr(), probing.DNSOptions{Name: "many.test", Type: "A", Transport: transport})
 		target.Judge = judge
-		res := prober.Probe(t.Context(), target)
+		res := probe(t.Context(), prober, target)
 		require.True(t, res.Success, "%s: %+v", transport, res)
 		assert.Len(t, judge.answer().DNS.Answers, wantAnswers, transport)
 	}
@@ -525,7 +525,7 @@ func TestDNSProberMalformedResponses(t *testing.T) {
 			}
 			target := dnsTarget(server.addr, probing.DNSOptions{Name: "x.test", Type: "A", Transport: tc.transport})
 			target.Timeout = 500 * time.Millisecond
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			assert.EqualValues(t, 1, server.queries.Load())
 			if tc.wantReason == "" {
 				assert.True(t, res.Success, "%+v", res)
@@ -563,7 +563,7 @@ func TestDNSProberTimeout(t *testing.T) {
 	target := dnsTarget(server, probing.DNSOptions{Name: "a.test", Type: "A", Transport: "udp"})
 	target.Timeout = 300 * time.Millisecond
 
-	res := prober.Probe(t.Context(), target)
+	res := probe(t.Context(), prober, target)
 	assert.Equal(t, probing.ReasonTimeout, res.Reason, "%+v", res)
 	assert.Equal(t, `dns query "a.test." A to "dns://`+server+`": timeout after 300ms`, res.Message)
 	assert.GreaterOrEqual(t, res.Duration, target.Timeout)
@@ -578,12 +578,12 @@ func TestDNSProberCancelled(t *testing.T) {
 	server := silentUDP(t, cancel) // the caller gives up once the query is out
 
 	target := dnsTarget(server, probing.DNSOptions{Name: "a.test", Type: "A", Transport: "udp"})
-	res := prober.Probe(ctx, target)
+	res := probe(ctx, prober, target)
 	assert.Equal(t, probing.ReasonTimeout, res.Reason, "%+v", res)
 	assert.Equal(t, `dns query "a.test." A to "dns://`+server+`": probe cancelled: context canceled`, res.Message)
 	assert.Less(t, res.Duration, relaxedTimeout)
 
-	res = prober.Probe(ctx, target) // cancelled before it starts
+	res = probe(ctx, prober, target) // cancelled before it starts
 	assert.Equal(t, probing.ReasonTimeout, res.Reason, "%+v", res)
 	assert.Contains(t, res.Message, "probe cancelled: context canceled")
 }
@@ -605,12 +605,12 @@ func TestDNSProberConnectionRefused(t *testing.T) {
 		t.Run(transport, func(t *testing.T) {
 			t.Parallel()
 			target := dnsTarget(server, probing.DNSOptions{Name: "a.test", Type: "A", Transport: transport})
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			assert.Equal(t, probing.ReasonConnectionFailed, res.Reason, "%+v", res)
 			assert.True(t, strings.HasPrefix(res.Message, `dns query "a.test." A to "dns://`+server+`": `), res.Message)
 			assert.Contains(t, res.Message, "connection refused")
 			assert.NotRegexp(t, `127\.0\.0\.1:\d+->`, res.Message, "no local address")
-			again := prober.Probe(t.Context(), target)
+			again := probe(t.Context(), prober, target)
 			assert.True(t, res.SameOutcome(again), "stable message:\n%s\n%s", res.Message, again.Message)
 		})
 	}
@@ -631,7 +631,7 @@ func TestDNSProberEgressDenied(t *testing.T) {
 	for _, server := range []string{zone.Addr(), "ns.test:" + port} {
 		for _, transport := range transports {
 			target := dnsTarget(server, probing.DNSOptions{Name: "a.test", Type: "A", Transport: transport})
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "%s over %s: %+v", server, transport, res)
 			assert.Equal(t, `dns query "a.test." A to "dns://`+server+`": dial `+transport+" "+server+
 				": egress to 127.0.0.1 denied: denied range 127.0.0.1/32 (--deny-cidrs)", res.Message)
@@ -641,21 +641,20 @@ func TestDNSProberEgressDenied(t *testing.T) {
 
 	// The same policy lets other addresses through (the zone answers on
 	// 127.0.0.1 only, so this one is refused, not denied).
-	res := prober.Probe(t.Context(), dnsTarget("127.0.0.3:"+port, probing.DNSOptions{Name: "a.test", Type: "A", Transport: "tcp"}))
+	res := probe(t.Context(), prober, dnsTarget("127.0.0.3:"+port, probing.DNSOptions{Name: "a.test", Type: "A", Transport: "tcp"}))
 	assert.Equal(t, probing.ReasonConnectionFailed, res.Reason, "%+v", res)
 }
 
 func TestDNSProberInvalidTarget(t *testing.T) {
 	t.Parallel()
-	prober := newDNSProber(t, newDNS(t), probing.ProberOptions{})
 	server := silentUDP(t, nil)
 	valid := probing.DNSOptions{Name: "a.test", Type: "A", Transport: "udp"}
 	tests := map[string]struct {
-		target      probing.Target
+		target      probing.TargetSpec
 		wantMessage string
 	}{
 		"no dns options": {
-			target:      probing.Target{URL: "dns://" + server, Timeout: relaxedTimeout},
+			target:      probing.TargetSpec{URL: "dns://" + server, Timeout: relaxedTimeout},
 			wantMessage: "invalid target: dns target without dns options",
 		},
 		"unsupported type": {
@@ -674,7 +673,7 @@ func TestDNSProberInvalidTarget(t *testing.T) {
 			target: dnsTarget(server, probing.DNSOptions{Name: strings.Repeat("abcdefg.", 40), Type: "A", Transport: "udp"}),
 		},
 		"proxy": {
-			target: func() probing.Target {
+			target: func() probing.TargetSpec {
 				tg := dnsTarget(server, valid)
 				tg.Proxy = &probing.Proxy{URL: "http://127.0.0.1:1"}
 				return tg
@@ -682,23 +681,22 @@ func TestDNSProberInvalidTarget(t *testing.T) {
 			wantMessage: "invalid target: a dns target cannot use a proxy",
 		},
 		"zero timeout": {
-			target: func() probing.Target { tg := dnsTarget(server, valid); tg.Timeout = 0; return tg }(),
+			target: func() probing.TargetSpec { tg := dnsTarget(server, valid); tg.Timeout = 0; return tg }(),
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res := prober.Probe(t.Context(), tc.target)
-			assert.Equal(t, probing.ReasonInvalidTarget, res.Reason, "%+v", res)
+			_, err := probing.NewTarget(tc.target)
+			require.Error(t, err, "refused by NewTarget")
 			if tc.wantMessage != "" {
-				assert.Equal(t, tc.wantMessage, res.Message)
+				assert.Equal(t, tc.wantMessage, err.Error())
 			}
-			assert.Positive(t, res.Duration)
 		})
 	}
 
 	// The DNS prober on its own refuses other kinds.
-	res := probing.NewDNSProber(probing.ProberOptions{}).Probe(t.Context(), probing.Target{URL: "tcp://127.0.0.1:1", Timeout: time.Second})
+	res := probing.NewDNSProber(probing.ProberOptions{}).Probe(t.Context(), mustTarget(t, probing.TargetSpec{URL: "tcp://127.0.0.1:1", Timeout: time.Second}))
 	assert.Equal(t, probing.ReasonInvalidTarget, res.Reason)
 	assert.Equal(t, "invalid target: the DNS prober cannot probe tcp targets", res.Message)
 }
@@ -727,7 +725,7 @@ func TestDNSProberQuery(t *testing.T) {
 	for _, rd := range []bool{true, false} {
 		target := dnsTarget("ns.test:"+port, probing.DNSOptions{Name: "Mixed.Case.test", Type: "TXT", Transport: "udp", RecursionDesired: rd})
 		target.IPFamily = probing.IPFamilyIPv4
-		res := prober.Probe(t.Context(), target)
+		res := probe(t.Context(), prober, target)
 		assert.Equal(t, probing.ReasonSucceeded, res.Reason, "%+v", res)
 	}
 	mu.Lock()
@@ -745,6 +743,6 @@ func TestDNSProberQuery(t *testing.T) {
 
 	target := dnsTarget("ns.test:"+port, probing.DNSOptions{Name: "a.test", Type: "A", Transport: "udp"})
 	target.IPFamily = probing.IPFamilyIPv6 // ns.test has no IPv6 address
-	res := prober.Probe(t.Context(), target)
+	res := probe(t.Context(), prober, target)
 	assert.Equal(t, probing.ReasonDNSFailed, res.Reason, "%+v", res)
 }

@@ -1,11 +1,12 @@
 // Package probing probes one target of any kind (HTTP(S), TCP, TLS, gRPC,
 // DNS) and describes the outcome.
 //
-// A Target is the fully resolved description of one check (URL, method,
-// timeout, accepted status codes, redirect policy, ...): the caller resolves
-// every default, and a Target that does not pass Target.Validate is
-// reported as ReasonInvalidTarget, never guessed at. A Prober turns a Target
-// into a typed Result that keeps the failure class (Reason) next to a human
+// A TargetSpec is the fully resolved description of one check (URL,
+// method, timeout, accepted status codes, redirect policy, ...): the
+// caller resolves every default. NewTarget checks it once, never guessing
+// at what it refuses, and returns an immutable Target that knows its Kind
+// and holds its URL parsed, so that probes neither parse nor validate. A
+// Prober turns a Target into a typed Result that keeps the failure class (Reason) next to a human
 // readable Message, so that callers never have to parse error strings:
 // KindProber hands each Target to the prober of its kind (HTTPProber,
 // TCPProber for tcp and tls, GRPCProber, DNSProber). The HTTP prober also

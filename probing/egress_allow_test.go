@@ -31,7 +31,7 @@ func TestTargetEgressAllow(t *testing.T) {
 	grpcSrv := startGRPC(t, grpcServerOptions{})
 	zone := newZone(t)
 
-	targets := map[string]probing.Target{
+	targets := map[string]probing.TargetSpec{
 		"http":            {URL: plain.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout},
 		"http reused":     {URL: plain.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: true},
 		"https reused":    {URL: tlsSrv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: true, TLS: probing.TLSOptions{InsecureSkipVerify: true}},
@@ -46,11 +46,11 @@ func TestTargetEgressAllow(t *testing.T) {
 			t.Parallel()
 			allowed := target
 			allowed.EgressAllow = allow
-			assert.False(t, target.Equal(allowed), "the allowance is part of the target")
+			assert.False(t, mustTarget(t, target).Equal(mustTarget(t, allowed)), "the allowance is part of the target")
 			for range 2 { // the second allowed probe may reuse a connection
-				res := prober.Probe(t.Context(), allowed)
+				res := probe(t.Context(), prober, allowed)
 				require.True(t, res.Success, "allowed: %+v", res)
-				res = prober.Probe(t.Context(), target)
+				res = probe(t.Context(), prober, target)
 				assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "not allowed: %+v", res)
 				assert.Contains(t, res.Message, "egress to 127.0.0.1 denied: loopback (default)")
 			}

@@ -83,12 +83,12 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
-			res := prober.Probe(t.Context(), probing.Target{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
+			res := probe(t.Context(), prober, probing.TargetSpec{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
 			assert.False(t, res.Success)
 			assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "%+v", res)
 			assert.Contains(t, res.Message, tc.wantContain)
 			assert.Contains(t, res.Message, " denied: ")
-			again := prober.Probe(t.Context(), probing.Target{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
+			again := probe(t.Context(), prober, probing.TargetSpec{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
 			assert.True(t, res.SameOutcome(again), "stable message:\n%s\n%s", res.Message, again.Message)
 		})
 	}
@@ -97,7 +97,7 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 	// The same prober reaches allowed addresses, by address, by name and
 	// through a redirect.
 	for _, url := range []string{allowed.URL + "/", "http://allowed.test:" + allowedPort + "/", redirector.URL + "/to/allowed.test:" + allowedPort} {
-		res := prober.Probe(t.Context(), probing.Target{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
+		res := probe(t.Context(), prober, probing.TargetSpec{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
 		assert.True(t, res.Success, "%s: %+v", url, res)
 	}
 	assert.EqualValues(t, 3, allowedHits.Load())
@@ -106,10 +106,10 @@ func TestHTTPProberEgressPolicy(t *testing.T) {
 	holed := newProber(t, dns, probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{
 		Deny: prefixes, Allow: []netip.Prefix{netip.MustParsePrefix(deniedAddr + "/32")}, DenyPrivate: true,
 	})})
-	res := holed.Probe(t.Context(), probing.Target{URL: "http://denied.test:" + deniedPort + "/", Method: http.MethodGet, Timeout: relaxedTimeout})
+	res := probe(t.Context(), holed, probing.TargetSpec{URL: "http://denied.test:" + deniedPort + "/", Method: http.MethodGet, Timeout: relaxedTimeout})
 	assert.True(t, res.Success, "%+v", res)
 	assert.EqualValues(t, 1, deniedHits.Load())
-	res = holed.Probe(t.Context(), probing.Target{URL: allowed.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout})
+	res = probe(t.Context(), holed, probing.TargetSpec{URL: allowed.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout})
 	assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "private networks denied: %+v", res)
 	assert.Contains(t, res.Message, "egress to 127.0.0.1 denied: loopback (default)")
 }

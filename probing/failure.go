@@ -25,7 +25,7 @@ import (
 // target's URL, as net/http's *url.Error names them: a redirect's URL is
 // the server's choice, not named ("(after a redirect)" says that the
 // failure is a redirect's).
-func (p *HTTPProber) failure(ctx, probeCtx context.Context, t Target, u *url.URL, req *http.Request, answered bool, err error) Result {
+func (p *HTTPProber) failure(ctx, probeCtx context.Context, t *builtTarget, u *url.URL, req *http.Request, answered bool, err error) Result {
 	op, failedURL, cause := urlErrorOp(req.Method), redactURL(req.URL), err
 	if ue, inner := unwrapURLError(err); ue != nil { // the client's own prefix names the failing URL
 		op, failedURL, cause = ue.Op, ue.URL, inner
@@ -63,7 +63,7 @@ func (p *HTTPProber) failure(ctx, probeCtx context.Context, t Target, u *url.URL
 }
 
 // hostHeaders returns the values of t's Host headers.
-func hostHeaders(t Target) []string {
+func hostHeaders(t *builtTarget) []string {
 	var hosts []string
 	for _, h := range t.Headers {
 		if strings.EqualFold(h.Name, "Host") {

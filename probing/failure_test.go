@@ -83,16 +83,16 @@ func TestHTTPProberStableMessagesRoundRobin(t *testing.T) {
 			dns := probetest.NewTestDNSServer(t, map[string][]net.IP{"rr.test": {net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 2)}})
 			dns.Rotate(true)
 			prober := newProber(t, dns, probing.ProberOptions{})
-			target := probing.Target{URL: "http://rr.test:" + port + "/", Method: http.MethodGet, Timeout: relaxedTimeout}
+			target := probing.TargetSpec{URL: "http://rr.test:" + port + "/", Method: http.MethodGet, Timeout: relaxedTimeout}
 
-			first := prober.Probe(t.Context(), target)
+			first := probe(t.Context(), prober, target)
 			t.Logf("message: %s", first.Message)
 			assert.Equal(t, tc.wantReason, first.Reason, "%+v", first)
 			assert.True(t, strings.HasPrefix(first.Message, `Get "http://rr.test:`+port+`/": `), first.Message)
 			assert.True(t, strings.HasSuffix(first.Message, tc.wantCause), first.Message)
 			assert.NotContains(t, first.Message, "127.0.0.", "the resolved address is not named")
 			for i := range 4 {
-				next := prober.Probe(t.Context(), target)
+				next := probe(t.Context(), prober, target)
 				assert.True(t, first.SameOutcome(next), "probe %d:\n%s\n%s", i+2, first.Message, next.Message)
 			}
 		})
@@ -127,7 +127,7 @@ func TestHTTPProberTLSErrors(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res := prober.Probe(t.Context(), probing.Target{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout})
+			res := probe(t.Context(), prober, probing.TargetSpec{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout})
 			assert.False(t, res.Success)
 			assert.Equal(t, probing.ReasonTLSError, res.Reason, "%+v", res)
 			assert.Zero(t, res.StatusCode)
@@ -152,39 +152,39 @@ func TestHTTPProberStableMessages(t *testing.T) {
 	tlsSrv := startTLSServer(t, nil, 0)
 
 	tests := map[string]struct {
-		target     probing.Target
+		target     probing.TargetSpec
 		wantReason probing.Reason
 	}{
 		"connection refused": {
-			target:     probing.Target{URL: "http://" + closedPort(t) + "/", Method: http.MethodGet, Timeout: relaxedTimeout},
+			target:     probing.TargetSpec{URL: "http://" + closedPort(t) + "/", Method: http.MethodGet, Timeout: relaxedTimeout},
 			wantReason: probing.ReasonConnectionFailed,
 		},
 		"connection reset": {
-			target:     probing.Target{URL: resetServer(t), Method: http.MethodGet, Timeout: relaxedTimeout},
+			target:     probing.TargetSpec{URL: resetServer(t), Method: http.MethodGet, Timeout: relaxedTimeout},
 			wantReason: probing.ReasonConnectionFailed,
 		},
 		"unresolvable host": {
-			target:     probing.Target{URL: "http://badnews.me/", Method: http.MethodGet, Timeout: relaxedTimeout},
+			target:     probing.TargetSpec{URL: "http://badnews.me/", Method: http.MethodGet, Timeout: relaxedTimeout},
 			wantReason: probing.ReasonDNSFailed,
 		},
 		"timeout": {
-			target:     probing.Target{URL: byName(t, slow) + "/", Method: http.MethodGet, Timeout: 200 * time.Millisecond},
+			target:     probing.TargetSpec{URL: byName(t, slow) + "/", Method: http.MethodGet, Timeout: 200 * time.Millisecond},
 			wantReason: probing.ReasonTimeout,
 		},
 		"untrusted certificate": {
-			target:     probing.Target{URL: tlsSrv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout},
+			target:     probing.TargetSpec{URL: tlsSrv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout},
 			wantReason: probing.ReasonTLSError,
 		},
 		"redirect loop": {
-			target:     probing.Target{URL: loop.URL + "/a", Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true},
+			target:     probing.TargetSpec{URL: loop.URL + "/a", Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true},
 			wantReason: probing.ReasonTooManyRedirects,
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			first := prober.Probe(t.Context(), tc.target)
-			second := prober.Probe(t.Context(), tc.target)
+			first := probe(t.Context(), prober, tc.target)
+			second := probe(t.Context(), prober, tc.target)
 			t.Logf("message: %s", first.Message)
 			assert.Equal(t, tc.wantReason, first.Reason, "%+v", first)
 			assert.Equal(t, first.Message, second.Message)

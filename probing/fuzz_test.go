@@ -1,12 +1,10 @@
 package probing_test
 
 import (
-	"errors"
 	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -126,7 +124,7 @@ func FuzzProbePath(f *testing.F) {
 		mu.Lock()
 		lastHost, lastURI = "", ""
 		mu.Unlock()
-		res := prober.Probe(t.Context(), probing.Target{URL: built, Method: http.MethodGet, Timeout: 5 * time.Second})
+		res := probe(t.Context(), prober, probing.TargetSpec{URL: built, Method: http.MethodGet, Timeout: 5 * time.Second})
 		switch {
 		case res.Success:
 			mu.Lock()
@@ -165,33 +163,34 @@ type httptestServer struct {
 	server   *http.Server
 }
 
-// FuzzParseStatusCodes checks that ParseStatusCodes never panics, accepts
-// exactly the lists of valid codes, and returns them as a sorted set that
-// Target.Accepts agrees with.
-func FuzzParseStatusCodes(f *testing.F) {
+// FuzzStatusCodes checks that NewTarget never panics on expected status
+// codes, accepts exactly the lists of valid codes, and keeps them as a
+// sorted set that Target.Accepts agrees with.
+func FuzzStatusCodes(f *testing.F) {
 	for _, seed := range [][]byte{{}, {200, 0}, {0xc8, 0, 0xc8, 0}, {99, 0}, {0x57, 0x02}, {0xff, 0xff}, {0x2c, 0x01, 0xc8, 0x00, 0x94, 0x01}} {
 		f.Add(seed)
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		// Two bytes, little-endian and signed, per code.
-		var codes []int32
+		var codes []int
 		for i := 0; i+1 < len(raw); i += 2 {
-			codes = append(codes, int32(int16(uint16(raw[i])|uint16(raw[i+1])<<8)))
+			codes = append(codes, int(int16(uint16(raw[i])|uint16(raw[i+1])<<8)))
 		}
-		got, err := probing.ParseStatusCodes(codes)
-		valid := !slices.ContainsFunc(codes, func(c int32) bool { return c < 100 || c > 599 })
+		target, err := probing.NewTarget(probing.TargetSpec{URL: "http://127.0.0.1/", Method: http.MethodGet, Timeout: time.Second,
+			ExpectedStatusCodes: slices.Clone(codes)})
+		valid := !slices.ContainsFunc(codes, func(c int) bool { return c < 100 || c > 599 })
 		if (err == nil) != valid {
-			t.Fatalf("ParseStatusCodes(%v): error %v, but valid=%v", codes, err, valid)
+			t.Fatalf("NewTarget with codes %v: error %v, but valid=%v", codes, err, valid)
 		}
 		if err != nil {
 			return
 		}
+		got := target.Spec().ExpectedStatusCodes
 		if !slices.IsSorted(got) || len(slices.Compact(slices.Clone(got))) != len(got) {
-			t.Fatalf("ParseStatusCodes(%v) = %v: not a sorted set", codes, got)
+			t.Fatalf("NewTarget with codes %v keeps %v: not a sorted set", codes, got)
 		}
-		target := probing.Target{ExpectedStatusCodes: got}
 		for code := 0; code < 700; code++ {
-			want := slices.Contains(codes, int32(code))
+			want := slices.Contains(codes, code)
 			if len(codes) == 0 {
 				want = code >= 200 && code < 400
 			}
@@ -202,13 +201,14 @@ func FuzzParseStatusCodes(f *testing.F) {
 	})
 }
 
-// FuzzBodyMatch checks that NewBodyMatch never panics, accepts exactly
-// the RE2 expressions regexp accepts (within the length limit, the
-// program size limit and the matching work) with a maxBytes in [1,
-// MaxBodyMatchBytes], and keeps both.
+// FuzzBodyMatch checks that NewTarget never panics on a body match, and
+// accepts exactly those whose expression is not empty and within the
+// matching work bound with a maxBytes in [1, MaxBodyMatchBytes], keeping
+// both.
 func FuzzBodyMatch(f *testing.F) {
 	for _, pattern := range []string{
-		"ok", `"status":\s*"up"`, "(ok", "(?=ok)", `\p{Greek}+`, "a{1001}", "(a*)*$", "[[:alpha:]]", `\C`, "", "(?i)OK", strings.Repeat("x", 1025),
+		"ok", `"status":\s*"up"`, `\p{Greek}+`, "a{1000}", "(a*)*$", "[[:alpha:]]", "", "(?i)OK", strings.Repeat("x", 1025),
+		strings.Repeat("[ab]{999}", 2),
 	} {
 		f.Add(pattern, int64(1))
 		f.Add(pattern, int64(probing.MaxBodyMatchBytes))
@@ -217,19 +217,22 @@ func FuzzBodyMatch(f *testing.F) {
 		f.Add(pattern, int64(probing.MaxBodyMatchBytes+1))
 	}
 	f.Fuzz(func(t *testing.T, pattern string, maxBytes int64) {
-		m, err := probing.NewBodyMatch(pattern, false, maxBytes)
-		_, reErr := regexp.Compile(pattern)
-		bounded, boundErr := bpattern.Compile(pattern)
-		inLimits := pattern != "" && len(pattern) <= probing.MaxBodyMatchPattern && maxBytes >= 1 && maxBytes <= probing.MaxBodyMatchBytes &&
-			(boundErr != nil || bpattern.CheckWork(bounded, maxBytes) == nil) && !errors.Is(boundErr, bpattern.ErrTooComplex)
-		if (err == nil) != (reErr == nil && inLimits) {
-			t.Fatalf("NewBodyMatch(%q, %d): error %v; regexp says %v, in limits %v", pattern, maxBytes, err, reErr, inLimits)
+		re, err := bpattern.Compile(pattern)
+		if err != nil {
+			return // compiling is the caller's (and the pattern package's)
+		}
+		target, err := probing.NewTarget(probing.TargetSpec{URL: "http://127.0.0.1/", Method: http.MethodGet, Timeout: time.Second,
+			BodyMatch: &probing.BodyMatch{Regexp: re, MaxBytes: maxBytes}})
+		inLimits := pattern != "" && maxBytes >= 1 && maxBytes <= probing.MaxBodyMatchBytes &&
+			bpattern.CheckWork(re, maxBytes) == nil
+		if (err == nil) != inLimits {
+			t.Fatalf("NewTarget with body match %q, %d: error %v, in limits %v", pattern, maxBytes, err, inLimits)
 		}
 		if err != nil {
 			return
 		}
-		if m.Regexp.String() != pattern || m.MaxBytes != maxBytes {
-			t.Fatalf("NewBodyMatch(%q, %d) = %v, %d", pattern, maxBytes, m.Regexp, m.MaxBytes)
+		if m := target.Spec().BodyMatch; m.Regexp.String() != pattern || m.MaxBytes != maxBytes {
+			t.Fatalf("NewTarget with body match %q, %d keeps %v, %d", pattern, maxBytes, m.Regexp, m.MaxBytes)
 		}
 	})
 }

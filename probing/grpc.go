@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
@@ -61,21 +60,21 @@ func NewGRPCProber(opts ProberOptions) *GRPCProber {
 // that fails with a gRPC status from the server (Unimplemented when it has
 // no health service, NotFound for a service it does not know, ...) gives
 // ReasonGRPCError, a connection that fails the reason of its error
-// (ReasonDNSFailed, ReasonEgressDenied, ReasonTLSError, ...). t.Timeout
+// (ReasonDNSFailed, ReasonEgressDenied, ReasonTLSError, ...). t's Timeout
 // bounds the whole probe; a cancelled ctx gives ReasonTimeout with a
 // message that says so. Over TLS, the certificate expiry is reported as
-// by HTTPProber. Then t.Judge, if any, judges the answer.
+// by HTTPProber. Then t's Judge, if any, judges the answer.
 func (p *GRPCProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
-	return finish(p.probe(ctx, t, start), start)
+	b, err := t.forProber("gRPC", KindGRPC)
+	if err != nil {
+		return finish(Result{Reason: ReasonInvalidTarget, Message: err.Error()}, start)
+	}
+	return finish(p.probe(ctx, b, start), start)
 }
 
-func (p *GRPCProber) probe(ctx context.Context, t Target, start time.Time) Result {
-	_, u, err := t.validateFor("gRPC", KindGRPC)
-	if err != nil {
-		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
-	}
-	prefix := "health check of " + strconv.Quote(redactURL(u))
+func (p *GRPCProber) probe(ctx context.Context, t *builtTarget, start time.Time) Result {
+	prefix := "health check of " + strconv.Quote(t.redacted)
 	if t.GRPC.Service != "" {
 		prefix += " (service " + strconv.Quote(t.GRPC.Service) + ")"
 	}
@@ -84,12 +83,8 @@ func (p *GRPCProber) probe(ctx context.Context, t Target, start time.Time) Resul
 	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
 	rec := &connFailure{}
-	creds, err := p.credentials(t, u, rec)
-	if err != nil {
-		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: TLS settings: %v", err)}
-	}
-	client, err := grpc.NewClient("passthrough:///"+u.Host,
-		grpc.WithTransportCredentials(creds),
+	client, err := grpc.NewClient("passthrough:///"+t.url.Host,
+		grpc.WithTransportCredentials(p.credentials(t, rec)),
 		grpc.WithContextDialer(p.dial(probeCtx, t, rec)),
 		grpc.WithNoProxy(),
 		grpc.WithDisableRetry(),
@@ -115,7 +110,7 @@ func (p *GRPCProber) probe(ctx context.Context, t Target, start time.Time) Resul
 	}
 	var res Result
 	if err != nil {
-		res = p.failure(ctx, probeCtx, t, u.Host, rec, pr.Addr != nil, err)
+		res = p.failure(ctx, probeCtx, t, t.url.Host, rec, pr.Addr != nil, err)
 		res.Message = prefix + res.Message
 	} else {
 		res = judgeServingStatus(resp.GetStatus(), state, t.CertExpiryWarning, prefix)
@@ -139,28 +134,18 @@ func (p *GRPCProber) probe(ctx context.Context, t Target, start time.Time) Resul
 }
 
 // credentials returns the transport credentials of t: TLS for grpcs
-// (t.TLS, with the URL's host name as the default server name), none for
-// grpc. A TLS handshake error is recorded in rec.
-func (p *GRPCProber) credentials(t Target, u *url.URL, rec *connFailure) (credentials.TransportCredentials, error) {
-	if !strings.EqualFold(u.Scheme, "grpcs") {
-		return insecure.NewCredentials(), nil
+// (NewTarget's configuration, with the URL's host name as the default
+// server name), none for grpc. A TLS handshake error is recorded in rec.
+func (p *GRPCProber) credentials(t *builtTarget, rec *connFailure) credentials.TransportCredentials {
+	if t.tls == nil {
+		return insecure.NewCredentials()
 	}
-	cfg, err := t.TLS.tlsConfig()
-	if err != nil {
-		return nil, err
-	}
-	if cfg == nil {
-		cfg = &tls.Config{}
-	}
-	if cfg.ServerName == "" {
-		cfg.ServerName = u.Hostname()
-	}
-	return recordingCredentials{TransportCredentials: credentials.NewTLS(cfg), rec: rec}, nil
+	return recordingCredentials{TransportCredentials: credentials.NewTLS(t.tls), rec: rec}
 }
 
 // dial returns the dialer of a probe's client: dialTarget, bounded by the
 // probe's context as well as gRPC's, its error recorded in rec.
-func (p *GRPCProber) dial(probeCtx context.Context, t Target, rec *connFailure) func(context.Context, string) (net.Conn, error) {
+func (p *GRPCProber) dial(probeCtx context.Context, t *builtTarget, rec *connFailure) func(context.Context, string) (net.Conn, error) {
 	return func(ctx context.Context, addr string) (net.Conn, error) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
@@ -218,7 +203,7 @@ func (c *closeRecordingConn) Write(b []byte) (int, error) {
 // connection (its status then comes from the server, or from a connection
 // that broke under it), rec holds the last connection error. The message
 // comes without the probe's prefix.
-func (p *GRPCProber) failure(ctx, probeCtx context.Context, t Target, addr string, rec *connFailure, reached bool, err error) Result {
+func (p *GRPCProber) failure(ctx, probeCtx context.Context, t *builtTarget, addr string, rec *connFailure, reached bool, err error) Result {
 	switch {
 	case ctx.Err() != nil:
 		return Result{Reason: ReasonTimeout, Message: "probe cancelled: " + ctx.Err().Error()}

@@ -109,16 +109,16 @@ func newKindProber(t testing.TB, dns *probetest.DNSServer, opts probing.ProberOp
 }
 
 // grpcTarget is a grpc(s) target of url asking about service.
-func grpcTarget(url, service string) probing.Target {
-	return probing.Target{URL: url, Timeout: relaxedTimeout, GRPC: probing.GRPCOptions{Service: service}}
+func grpcTarget(url, service string) probing.TargetSpec {
+	return probing.TargetSpec{URL: url, Timeout: relaxedTimeout, GRPC: probing.GRPCOptions{Service: service}}
 }
 
 // probeTwice probes t twice and checks that both probes had the same
 // outcome (stable messages), returning the first.
-func probeTwice(t *testing.T, p probing.Prober, target probing.Target) probing.Result {
+func probeTwice(t *testing.T, p probing.Prober, target probing.TargetSpec) probing.Result {
 	t.Helper()
-	res := p.Probe(t.Context(), target)
-	again := p.Probe(t.Context(), target)
+	res := probe(t.Context(), p, target)
+	again := probe(t.Context(), p, target)
 	assert.True(t, res.SameOutcome(again), "stable outcome:\n%+v\n%+v", res, again)
 	assert.Positive(t, res.Duration)
 	return res
@@ -161,7 +161,7 @@ func TestGRPCProberServingStatus(t *testing.T) {
 
 	// The empty service is the server as a whole, apart from shop.Cart.
 	srv.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	res = prober.Probe(t.Context(), grpcTarget(url, ""))
+	res = probe(t.Context(), prober, grpcTarget(url, ""))
 	assert.Equal(t, probing.ReasonNotServing, res.Reason, "%+v", res)
 	assert.Equal(t, `health check of "`+url+`": serving status NOT_SERVING`, res.Message)
 
@@ -180,14 +180,14 @@ func TestGRPCProberIPv6(t *testing.T) {
 	}
 	srv := startGRPC(t, grpcServerOptions{ip: "::1"})
 	prober := newKindProber(t, newDNS(t), probing.ProberOptions{})
-	res := prober.Probe(t.Context(), grpcTarget("grpc://"+srv.addr, ""))
+	res := probe(t.Context(), prober, grpcTarget("grpc://"+srv.addr, ""))
 	assert.True(t, res.Success, "%+v", res)
 	assert.Equal(t, "[::1]:"+srv.port, srv.addr)
 
 	// healthy.test has no IPv6 address.
 	target := grpcTarget("grpc://healthy.test:"+srv.port, "")
 	target.IPFamily = probing.IPFamilyIPv6
-	res = prober.Probe(t.Context(), target)
+	res = probe(t.Context(), prober, target)
 	assert.False(t, res.Success, "%+v", res)
 	assert.NotEqual(t, probing.ReasonTimeout, res.Reason, "%+v", res)
 }
@@ -286,7 +286,7 @@ func startGRPCTLSServers(t *testing.T) grpcTLSServers {
 
 // grpcTLSTarget is a grpc target for url with TLS options o and a certificate
 // expiry warning.
-func grpcTLSTarget(url string, o probing.TLSOptions, warning time.Duration) probing.Target {
+func grpcTLSTarget(url string, o probing.TLSOptions, warning time.Duration) probing.TargetSpec {
 	target := grpcTarget(url, "")
 	target.TLS, target.CertExpiryWarning = o, warning
 	return target
@@ -295,7 +295,7 @@ func grpcTLSTarget(url string, o probing.TLSOptions, warning time.Duration) prob
 // grpcTLSFailure is a target of TestGRPCProberTLS that fails, with the
 // reason and, when set, the exact message.
 type grpcTLSFailure struct {
-	target      probing.Target
+	target      probing.TargetSpec
 	wantReason  probing.Reason
 	wantMessage string
 }
@@ -339,11 +339,6 @@ func grpcTLSFailures(s grpcTLSServers) map[string]grpcTLSFailure {
 			wantReason:  probing.ReasonTLSError,
 			wantMessage: `health check of "grpcs://healthy.test:` + s.noALPNAtAll + `": TLS handshake: the server did not select HTTP/2 (ALPN "h2"), which gRPC requires`,
 		},
-		"CA bundle without a certificate": {
-			target:      grpcTLSTarget("grpcs://healthy.test:"+secure.port, probing.TLSOptions{RootCAs: []byte("junk")}, 0),
-			wantReason:  probing.ReasonInvalidTarget,
-			wantMessage: "invalid target: TLS settings: the CA bundle holds no PEM-encoded certificate",
-		},
 	}
 }
 
@@ -362,7 +357,7 @@ func TestGRPCProberTLS(t *testing.T) {
 	assert.Empty(t, res.CertificateWarning)
 
 	// By address, with the leaf's name as ServerName.
-	res = prober.Probe(t.Context(), grpcTLSTarget("grpcs://"+secure.addr, probing.TLSOptions{RootCAs: s.ca.PEM, ServerName: "healthy.test"}, 0))
+	res = probe(t.Context(), prober, grpcTLSTarget("grpcs://"+secure.addr, probing.TLSOptions{RootCAs: s.ca.PEM, ServerName: "healthy.test"}, 0))
 	assert.True(t, res.Success, "%+v", res)
 
 	// A chain that expires within the warning: success with a warning.
@@ -375,10 +370,14 @@ func TestGRPCProberTLS(t *testing.T) {
 	// A certificate that expires within the warning but does not answer
 	// SERVING: no warning, the expiry stays.
 	expiringSrv.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	res = prober.Probe(t.Context(), grpcTLSTarget("grpcs://healthy.test:"+expiringSrv.port, probing.TLSOptions{RootCAs: expiring.PEM}, 7*24*time.Hour))
+	res = probe(t.Context(), prober, grpcTLSTarget("grpcs://healthy.test:"+expiringSrv.port, probing.TLSOptions{RootCAs: expiring.PEM}, 7*24*time.Hour))
 	assert.Equal(t, probing.ReasonNotServing, res.Reason, "%+v", res)
 	assert.NotNil(t, res.CertificateExpiry)
 	assert.Empty(t, res.CertificateWarning)
+
+	// A CA bundle without a certificate is not built.
+	_, err := probing.NewTarget(grpcTLSTarget("grpcs://healthy.test:"+secure.port, probing.TLSOptions{RootCAs: []byte("junk")}, 0))
+	assert.EqualError(t, err, "invalid target: TLS settings: the CA bundle holds no PEM-encoded certificate")
 
 	for name, tc := range grpcTLSFailures(s) {
 		t.Run(name, func(t *testing.T) {
@@ -462,7 +461,7 @@ func TestGRPCProberConnectionFailures(t *testing.T) {
 		})
 	}
 	assert.Zero(t, denied.accepts.Load(), "a denied server was reached")
-	res := prober.Probe(t.Context(), grpcTarget("grpc://healthy.test:"+allowed.port, ""))
+	res := probe(t.Context(), prober, grpcTarget("grpc://healthy.test:"+allowed.port, ""))
 	assert.True(t, res.Success, "the policy lets allowed addresses through: %+v", res)
 }
 
@@ -500,7 +499,7 @@ func TestGRPCProberTimeout(t *testing.T) {
 			target := grpcTarget(url, "")
 			target.Timeout = timeout
 			start := time.Now()
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			elapsed := time.Since(start)
 			assert.Equal(t, probing.ReasonTimeout, res.Reason, "%+v", res)
 			assert.Equal(t, `health check of "`+url+`": timeout after 500ms`, res.Message)
@@ -518,7 +517,7 @@ func TestGRPCProberCancelled(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	res := prober.Probe(ctx, grpcTarget("grpc://"+srv.addr, ""))
+	res := probe(ctx, prober, grpcTarget("grpc://"+srv.addr, ""))
 	assert.Equal(t, probing.ReasonTimeout, res.Reason, "%+v", res)
 	assert.Equal(t, `health check of "grpc://`+srv.addr+`": probe cancelled: context canceled`, res.Message)
 
@@ -526,7 +525,7 @@ func TestGRPCProberCancelled(t *testing.T) {
 	ctx, cancel = context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	res = prober.Probe(ctx, grpcTarget("grpc://"+addr, ""))
+	res = probe(ctx, prober, grpcTarget("grpc://"+addr, ""))
 	assert.Equal(t, probing.ReasonTimeout, res.Reason, "%+v", res)
 	assert.Equal(t, `health check of "grpc://`+addr+`": probe cancelled: context deadline exceeded`, res.Message)
 	assert.Less(t, time.Since(start), 300*time.Millisecond+slack)
@@ -564,14 +563,14 @@ func TestGRPCProberJudge(t *testing.T) {
 	srv := startGRPC(t, grpcServerOptions{cert: &cert})
 	prober := newKindProber(t, newDNS(t), probing.ProberOptions{})
 	url := "grpcs://healthy.test:" + srv.port
-	target := func(j probing.Judge) probing.Target {
+	target := func(j probing.Judge) probing.TargetSpec {
 		target := grpcTarget(url, "")
 		target.TLS.RootCAs, target.CertExpiryWarning, target.Judge = cert.PEM, 7*24*time.Hour, j
 		return target
 	}
 
 	holds := &recordingJudge{ok: true}
-	res := prober.Probe(t.Context(), target(holds))
+	res := probe(t.Context(), prober, target(holds))
 	assert.True(t, res.Success, "%+v", res)
 	assert.NotEmpty(t, res.CertificateWarning, "the judge keeps the warning")
 	answers := holds.judged()
@@ -588,7 +587,7 @@ func TestGRPCProberJudge(t *testing.T) {
 	assert.Nil(t, a.HTTP)
 
 	fails := &recordingJudge{}
-	res = prober.Probe(t.Context(), target(fails))
+	res = probe(t.Context(), prober, target(fails))
 	assert.Equal(t, probing.ReasonConditionFailed, res.Reason, "%+v", res)
 	assert.Equal(t, "condition on grpc.status SERVING failed", res.Message)
 	assert.NotNil(t, res.CertificateExpiry)
@@ -596,7 +595,7 @@ func TestGRPCProberJudge(t *testing.T) {
 
 	// The kind's own check fails first: the judge is not asked.
 	srv.health.SetServingStatus("", healthpb.HealthCheckResponse_NOT_SERVING)
-	res = prober.Probe(t.Context(), target(fails))
+	res = probe(t.Context(), prober, target(fails))
 	assert.Equal(t, probing.ReasonNotServing, res.Reason, "%+v", res)
 	assert.Len(t, fails.judged(), 1)
 }
@@ -607,34 +606,34 @@ func TestGRPCProberInvalidTarget(t *testing.T) {
 	direct := probing.NewGRPCProber(probing.ProberOptions{})
 	tests := map[string]struct {
 		prober      probing.Prober
-		target      probing.Target
+		target      probing.TargetSpec
 		wantMessage string
 	}{
 		"HTTP options": {
 			prober:      prober,
-			target:      probing.Target{URL: "grpc://127.0.0.1:1", Method: http.MethodGet, Timeout: time.Second},
+			target:      probing.TargetSpec{URL: "grpc://127.0.0.1:1", Method: http.MethodGet, Timeout: time.Second},
 			wantMessage: "invalid target: HTTP options on a grpc target",
 		},
 		"no timeout": {
 			prober:      prober,
-			target:      probing.Target{URL: "grpc://127.0.0.1:1"},
+			target:      probing.TargetSpec{URL: "grpc://127.0.0.1:1"},
 			wantMessage: "invalid target: timeout 0s is not positive",
 		},
 		"no port": {
 			prober:      prober,
-			target:      probing.Target{URL: "grpcs://healthy.test", Timeout: time.Second},
+			target:      probing.TargetSpec{URL: "grpcs://healthy.test", Timeout: time.Second},
 			wantMessage: `invalid target: URL "grpcs://healthy.test": missing or invalid port (a grpcs URL has no default port)`,
 		},
 		"another kind": {
 			prober:      direct,
-			target:      probing.Target{URL: "tcp://127.0.0.1:1", Timeout: time.Second},
+			target:      probing.TargetSpec{URL: "tcp://127.0.0.1:1", Timeout: time.Second},
 			wantMessage: "invalid target: the gRPC prober cannot probe tcp targets",
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res := tc.prober.Probe(t.Context(), tc.target)
+			res := probe(t.Context(), tc.prober, tc.target)
 			assert.Equal(t, probing.ReasonInvalidTarget, res.Reason, "%+v", res)
 			assert.Equal(t, tc.wantMessage, res.Message)
 		})
@@ -687,9 +686,9 @@ func TestGRPCProberNoGoroutineLeak(t *testing.T) {
 		short := grpcTarget("grpc://"+ln.Addr().String(), "")
 		short.Timeout = 200 * time.Millisecond // a TLS server does not speak plaintext HTTP/2
 		for range 3 {
-			assert.True(t, prober.Probe(ctx, secure).Success)
-			assert.Equal(t, probing.ReasonTLSError, prober.Probe(ctx, untrusted).Reason)
-			assert.False(t, prober.Probe(ctx, short).Success)
+			assert.True(t, probe(ctx, prober, secure).Success)
+			assert.Equal(t, probing.ReasonTLSError, probe(ctx, prober, untrusted).Reason)
+			assert.False(t, probe(ctx, prober, short).Success)
 		}
 	}()
 	deadline := time.Now().Add(relaxedTimeout)

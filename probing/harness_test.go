@@ -3,6 +3,7 @@ package probing_test
 import (
 	"bufio"
 	"cmp"
+	"context"
 	"crypto/tls"
 	"encoding/pem"
 	"io"
@@ -33,6 +34,26 @@ const (
 	// relaxedTimeout is the timeout of probes that are not about timing.
 	relaxedTimeout = 10 * time.Second
 )
+
+// probe builds spec and probes it with p, as the callers of probers do: a
+// spec that NewTarget refuses is not probed, and gives the Result a
+// prober gives a target it cannot probe (ReasonInvalidTarget, with
+// NewTarget's message), so that tables can hold valid and invalid specs.
+func probe(ctx context.Context, p probing.Prober, spec probing.TargetSpec) probing.Result {
+	target, err := probing.NewTarget(spec)
+	if err != nil {
+		return probing.Result{Reason: probing.ReasonInvalidTarget, Message: err.Error()}
+	}
+	return p.Probe(ctx, target)
+}
+
+// mustTarget builds spec, failing the test when NewTarget refuses it.
+func mustTarget(t testing.TB, spec probing.TargetSpec) probing.Target {
+	t.Helper()
+	target, err := probing.NewTarget(spec)
+	require.NoError(t, err)
+	return target
+}
 
 // newDNS starts a loopback DNS server knowing healthy.test.
 func newDNS(t testing.TB) *probetest.DNSServer {
@@ -228,14 +249,14 @@ func runProbeCases(t *testing.T, prober *probing.HTTPProber, cases map[string]pr
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			target := probing.Target{
+			target := probing.TargetSpec{
 				URL:                 tc.url,
 				Method:              cmp.Or(tc.method, http.MethodGet),
 				Timeout:             relaxedTimeout,
 				ExpectedStatusCodes: tc.expected,
 				FollowRedirects:     tc.follow,
 			}
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			assert.Equal(t, tc.wantSuccess, res.Success, "Success (%+v)", res)
 			assert.Equal(t, tc.wantReason, res.Reason, "Reason (%+v)", res)
 			assert.Equal(t, tc.wantCode, res.StatusCode, "StatusCode (%+v)", res)

@@ -244,12 +244,12 @@ func TestNothingEchoedHTTP(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			url := hostileHTTP1(t, response)
-			for _, target := range []probing.Target{
+			for _, target := range []probing.TargetSpec{
 				{URL: url, Method: http.MethodGet, Timeout: echoTimeout, FollowRedirects: true},
 				{URL: url, Method: http.MethodGet, Timeout: echoTimeout, FollowRedirects: true,
 					BodyMatch: &probing.BodyMatch{Regexp: pattern.MustCompile("^ok$"), MaxBytes: 1 << 10}},
 			} {
-				assertNoEcho(t, prober.Probe(t.Context(), target))
+				assertNoEcho(t, probe(t.Context(), prober, target))
 			}
 		})
 	}
@@ -264,7 +264,7 @@ func TestNothingEchoedHTTP(t *testing.T) {
 				_, _ = io.WriteString(c, redirectTo(self+marker))
 			}
 		})
-		res := prober.Probe(t.Context(), probing.Target{URL: self, Method: http.MethodGet, Timeout: echoTimeout, FollowRedirects: true})
+		res := probe(t.Context(), prober, probing.TargetSpec{URL: self, Method: http.MethodGet, Timeout: echoTimeout, FollowRedirects: true})
 		assert.Equal(t, probing.ReasonTooManyRedirects, res.Reason)
 		assertNoEcho(t, res)
 	})
@@ -278,7 +278,7 @@ func TestNothingEchoedHTTPS(t *testing.T) {
 	for name, o := range tlsVariants(certs) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res := prober.Probe(t.Context(), probing.Target{
+			res := probe(t.Context(), prober, probing.TargetSpec{
 				URL: https.URL, Method: http.MethodGet, Timeout: echoTimeout, TLS: o, CertExpiryWarning: 30 * 24 * time.Hour,
 			})
 			assertNoEcho(t, res)
@@ -294,7 +294,7 @@ func TestNothingEchoedHTTPS(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			addr := h2Server(t, &certs.expiring.TLS, handle)
-			res := prober.Probe(t.Context(), probing.Target{
+			res := probe(t.Context(), prober, probing.TargetSpec{
 				URL: "https://" + addr + "/", Method: http.MethodGet, Timeout: echoTimeout,
 				TLS: probing.TLSOptions{RootCAs: certs.expiring.PEM},
 			})
@@ -306,7 +306,7 @@ func TestNothingEchoedHTTPS(t *testing.T) {
 	t.Run("plain HTTP answer to a TLS client", func(t *testing.T) {
 		t.Parallel()
 		srv := probetest.NewTestBannerServer(t, probetest.BannerOptions{Banner: "HTTP/1.1 400 " + echoMarker + "\r\n\r\n" + echoMarker})
-		res := prober.Probe(t.Context(), probing.Target{URL: "https://" + srv.Addr() + "/", Method: http.MethodGet, Timeout: echoTimeout})
+		res := probe(t.Context(), prober, probing.TargetSpec{URL: "https://" + srv.Addr() + "/", Method: http.MethodGet, Timeout: echoTimeout})
 		assert.Equal(t, probing.ReasonTLSError, res.Reason)
 		assertNoEcho(t, res)
 	})
@@ -325,7 +325,7 @@ func TestNothingEchoedThroughProxies(t *testing.T) {
 	}
 	certs := newMarkerCerts(t)
 	prober := newKindProber(t, newDNS(t), probing.ProberOptions{})
-	targets := map[string]probing.Target{
+	targets := map[string]probing.TargetSpec{
 		"http":  {URL: "http://127.0.0.1:1/", Method: http.MethodGet},
 		"https": {URL: "https://127.0.0.1:1/", Method: http.MethodGet, TLS: probing.TLSOptions{RootCAs: certs.expiring.PEM}},
 		"tcp":   {URL: "tcp://127.0.0.1:1", TCP: expectReply("", "^220 ", 1024)},
@@ -339,7 +339,7 @@ func TestNothingEchoedThroughProxies(t *testing.T) {
 			t.Run(name+"/"+kind, func(t *testing.T) {
 				t.Parallel()
 				target.Timeout, target.Proxy = echoTimeout, &probing.Proxy{URL: proxy}
-				res := prober.Probe(t.Context(), target)
+				res := probe(t.Context(), prober, target)
 				assert.False(t, res.Success)
 				assertNoEcho(t, res)
 			})
@@ -362,7 +362,7 @@ func TestNothingEchoedTCPAndTLS(t *testing.T) {
 			t.Parallel()
 			srv := probetest.NewTestBannerServer(t, o)
 			for _, maxBytes := range []int64{16, 1 << 10} {
-				res := prober.Probe(t.Context(), probing.Target{
+				res := probe(t.Context(), prober, probing.TargetSpec{
 					URL: "tcp://" + srv.Addr(), Timeout: 2 * time.Second, TCP: expectReply("HELLO", "^220 ", maxBytes),
 				})
 				assert.False(t, res.Success)
@@ -374,12 +374,12 @@ func TestNothingEchoedTCPAndTLS(t *testing.T) {
 	for name, o := range tlsVariants(certs) {
 		t.Run("tls/"+name, func(t *testing.T) {
 			t.Parallel()
-			res := prober.Probe(t.Context(), probing.Target{
+			res := probe(t.Context(), prober, probing.TargetSpec{
 				URL: "tls://" + tlsSrv.Addr(), Timeout: 2 * time.Second, TLS: o, CertExpiryWarning: 30 * 24 * time.Hour,
 				TCP: expectReply("", "^220 ", 1<<10),
 			})
 			assertNoEcho(t, res)
-			res = prober.Probe(t.Context(), probing.Target{
+			res = probe(t.Context(), prober, probing.TargetSpec{
 				URL: "tls://" + tlsSrv.Addr(), Timeout: 2 * time.Second, TLS: o, CertExpiryWarning: 30 * 24 * time.Hour,
 			})
 			assertNoEcho(t, res)
@@ -389,11 +389,11 @@ func TestNothingEchoedTCPAndTLS(t *testing.T) {
 		t.Parallel()
 		addr := alertingServer(t, &certs.expiring.TLS)
 		roots := probing.TLSOptions{RootCAs: certs.expiring.PEM}
-		for _, target := range []probing.Target{
+		for _, target := range []probing.TargetSpec{
 			{URL: "tls://" + addr, Timeout: 2 * time.Second, TLS: roots, TCP: expectReply("", "^220 ", 1<<10)},
 			{URL: "https://" + addr + "/", Method: http.MethodGet, Timeout: 2 * time.Second, TLS: roots},
 		} {
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			assert.Equal(t, probing.ReasonTLSError, res.Reason, "%+v", res)
 			assertNoEcho(t, res)
 		}
@@ -401,7 +401,7 @@ func TestNothingEchoedTCPAndTLS(t *testing.T) {
 	t.Run("tls/plain server answering", func(t *testing.T) {
 		t.Parallel()
 		srv := probetest.NewTestBannerServer(t, probetest.BannerOptions{Banner: reply})
-		res := prober.Probe(t.Context(), probing.Target{URL: "tls://" + srv.Addr(), Timeout: 2 * time.Second})
+		res := probe(t.Context(), prober, probing.TargetSpec{URL: "tls://" + srv.Addr(), Timeout: 2 * time.Second})
 		assert.Equal(t, probing.ReasonTLSError, res.Reason)
 		assertNoEcho(t, res)
 	})
@@ -419,9 +419,9 @@ func TestNothingEchoedGRPC(t *testing.T) {
 		return &healthpb.HealthCheckResponse{Status: healthpb.HealthCheckResponse_ServingStatus(77)}, nil
 	}}
 
-	targets := map[string]probing.Target{
+	targets := map[string]probing.TargetSpec{
 		"grpc status message and details": grpcTarget("grpc://"+startGRPC(t, grpcServerOptions{health: failing}).addr, ""),
-		"grpcs status message and details": func() probing.Target {
+		"grpcs status message and details": func() probing.TargetSpec {
 			tg := grpcTarget("grpcs://"+startGRPC(t, grpcServerOptions{health: failing, cert: &certs.expiring}).addr, "")
 			tg.TLS.RootCAs = certs.expiring.PEM
 			return tg
@@ -444,7 +444,7 @@ func TestNothingEchoedGRPC(t *testing.T) {
 				target.TLS.RootCAs = certs.expiring.PEM
 			}
 			target.Timeout = echoTimeout
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			assert.False(t, res.Success)
 			assertNoEcho(t, res)
 		})
@@ -455,7 +455,7 @@ func TestNothingEchoedGRPC(t *testing.T) {
 			t.Parallel()
 			target := grpcTarget("grpcs://"+grpcs.addr, "")
 			target.Timeout, target.TLS, target.CertExpiryWarning = echoTimeout, o, 30*24*time.Hour
-			assertNoEcho(t, prober.Probe(t.Context(), target))
+			assertNoEcho(t, probe(t.Context(), prober, target))
 		})
 	}
 }
@@ -492,11 +492,11 @@ func TestNothingEchoedDNS(t *testing.T) {
 					Name: "victim.test", Type: typ, Transport: transport, AnswerMatch: matches("^nothing$"),
 				})
 				target.Timeout = echoTimeout
-				res := prober.Probe(t.Context(), target)
+				res := probe(t.Context(), prober, target)
 				assert.Equal(t, probing.ReasonAnswerMismatch, res.Reason, "%+v", res)
 				assertNoEcho(t, res)
 				target.DNS.AnswerMatch, target.DNS.Rcodes = nil, []string{"NXDOMAIN"}
-				res = prober.Probe(t.Context(), target)
+				res = probe(t.Context(), prober, target)
 				assert.Equal(t, probing.ReasonUnexpectedRcode, res.Reason, "%+v", res)
 				assertNoEcho(t, res)
 			})
@@ -537,7 +537,7 @@ func TestNothingEchoedDNS(t *testing.T) {
 					Name: "healthy.test", Type: "A", Transport: transport, AnswerMatch: matches("^nothing$"),
 				})
 				target.Timeout = 2 * time.Second
-				res := prober.Probe(t.Context(), target)
+				res := probe(t.Context(), prober, target)
 				assert.False(t, res.Success)
 				assertNoEcho(t, res)
 			})

@@ -66,14 +66,14 @@ func TestHTTPProberHostileResponses(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			url := rawServer(t, tc.response)
-			res := prober.Probe(t.Context(), probing.Target{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout})
+			res := probe(t.Context(), prober, probing.TargetSpec{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout})
 			t.Logf("message: %s", res.Message)
 			assert.Equal(t, probing.ReasonConnectionFailed, res.Reason, "%.2000s", res.Message)
 			assert.LessOrEqual(t, len(res.Message), probing.MaxMessageBytes)
 			assert.True(t, utf8.ValidString(res.Message), "valid UTF-8")
 			assert.True(t, strings.HasPrefix(res.Message, `Get "`+url+`": `), "names what failed")
 			assert.Contains(t, res.Message, tc.wantContain)
-			again := prober.Probe(t.Context(), probing.Target{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout})
+			again := probe(t.Context(), prober, probing.TargetSpec{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout})
 			assert.True(t, res.SameOutcome(again), "a bounded message is stable")
 		})
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -184,14 +183,16 @@ func NewHTTPProber(opts ProberOptions) *HTTPProber {
 // use. Probing may continue afterwards.
 func (p *HTTPProber) CloseIdleConnections() { p.transports.closeIdleConnections() }
 
-// Probe requests t.URL with t.Method and judges the final status code with
-// t.Accepts, then the body with t.BodyMatch, then the certificate expiry.
-// t.Timeout bounds the whole exchange, including reading up to BodyLimit
-// (or t.BodyMatch.MaxBytes) bytes of the response body; the rest of the
-// body is not read.
+// Probe requests t's URL with its Method and judges the final status code
+// with its ExpectedStatusCodes, then the body with its BodyMatch, then the
+// certificate expiry. Its Timeout bounds the whole exchange, including
+// reading up to BodyLimit (or BodyMatch.MaxBytes) bytes of the response
+// body; the rest of the body is not read. t is neither parsed nor checked
+// again: NewTarget did both.
 //
-// Probe never panics and never guesses: a target that does not Validate,
-// or whose TLS settings do not work, gives ReasonInvalidTarget. When ctx
+// Probe never panics and never guesses: the zero Target, a target of
+// another kind, or one whose transport cannot be built gives
+// ReasonInvalidTarget. When ctx
 // is cancelled or expires before t.Timeout (the caller gave up, rather than
 // the probe timing out), the result has ReasonTimeout and a message that
 // says the probe was cancelled; callers that cancel usually discard it
@@ -202,28 +203,29 @@ func (p *HTTPProber) CloseIdleConnections() { p.transports.closeIdleConnections(
 // response headers are read up to MaxResponseHeaderBytes.
 func (p *HTTPProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
-	pc := &probeContext{followRedirects: t.FollowRedirects}
-	res := finish(p.probe(ctx, t, pc, start), start)
+	b, err := t.forProber("HTTP", KindHTTP)
+	if err != nil {
+		return finish(Result{Reason: ReasonInvalidTarget, Message: err.Error()}, start)
+	}
+	pc := &probeContext{followRedirects: b.FollowRedirects}
+	res := finish(p.probe(ctx, b, pc, start), start)
 	res.Phases = pc.tracer.finish()
 	return res
 }
 
-func (p *HTTPProber) probe(ctx context.Context, t Target, pc *probeContext, start time.Time) Result {
-	_, u, err := t.validateFor("HTTP", KindHTTP)
-	if err != nil {
-		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
-	}
-	client, err := p.transports.client(keyOf(t), t.Proxy)
+func (p *HTTPProber) probe(ctx context.Context, t *builtTarget, pc *probeContext, start time.Time) Result {
+	client, err := p.transports.client(t.key, t.Proxy)
 	if err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
 	}
 
 	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
-	req, err := p.newRequest(context.WithValue(withEgressAllowance(probeCtx, t), probeContextKey{}, pc), t, u, pc)
+	req, err := p.newRequest(context.WithValue(withEgressAllowance(probeCtx, t), probeContextKey{}, pc), t, pc)
 	if err != nil { // already validated; kept so that Probe cannot panic
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
 	}
+	u := req.URL
 
 	resp, err := send(client, req)
 	if err != nil {
@@ -259,11 +261,11 @@ func (p *HTTPProber) probe(ctx context.Context, t Target, pc *probeContext, star
 	return res
 }
 
-// newRequest builds the request of t, whose URL parsed is u, with ctx:
-// method, body, headers and credentials. The names of the headers from
+// newRequest builds the request of t with ctx: URL, method, body, headers
+// and credentials. The names of the headers from
 // Secrets go to pc, for checkRedirect (which drops Authorization, where
 // the credentials go, by its name).
-func (p *HTTPProber) newRequest(ctx context.Context, t Target, u *url.URL, pc *probeContext) (*http.Request, error) {
+func (p *HTTPProber) newRequest(ctx context.Context, t *builtTarget, pc *probeContext) (*http.Request, error) {
 	for _, h := range t.Headers {
 		if h.Sensitive {
 			pc.sensitiveHeaders = append(pc.sensitiveHeaders, h.Name)
@@ -273,15 +275,16 @@ func (p *HTTPProber) newRequest(ctx context.Context, t Target, u *url.URL, pc *p
 	if t.Body != "" {
 		body = strings.NewReader(t.Body) // replayed on 307/308 redirects
 	}
-	// The URL is the one validation parsed, not parsed again: the request
-	// is built for an empty one, then given u as NewRequest would (the
-	// colon of an empty port removed from the host: "example.com:").
+	// The URL is the one NewTarget parsed, not parsed again: the request
+	// is built for an empty one, which then takes a copy of t's (the
+	// probe's own, which nothing shares), and its host as NewRequest would
+	// (NewTarget removed the colon of an empty port: "example.com:").
 	req, err := http.NewRequestWithContext(ctx, t.Method, "", body)
 	if err != nil {
 		return nil, err
 	}
-	u.Host = strings.TrimSuffix(u.Host, ":")
-	req.URL, req.Host = u, u.Host
+	*req.URL = *t.url
+	req.Host = req.URL.Host
 	req.Header.Set("User-Agent", p.opts.UserAgent)
 	for _, h := range t.Headers {
 		if strings.EqualFold(h.Name, "Host") {
@@ -319,7 +322,7 @@ func (p *HTTPProber) readBody(resp *http.Response, match *BodyMatch, keep bool) 
 // then the body, then the expiry of the certificate chain (see
 // expiringCertificate). The body match stops when ctx (the probe's) ends:
 // a ReasonTimeout.
-func judge(ctx context.Context, t Target, resp *http.Response, body []byte) Result {
+func judge(ctx context.Context, t *builtTarget, resp *http.Response, body []byte) Result {
 	var res Result
 	var cert *x509.Certificate
 	if resp.TLS != nil {
@@ -330,11 +333,11 @@ func judge(ctx context.Context, t Target, resp *http.Response, body []byte) Resu
 	}
 	var matched bool
 	var matchErr error
-	if t.BodyMatch != nil && t.Accepts(resp.StatusCode) {
+	if t.BodyMatch != nil && t.accepts(resp.StatusCode) {
 		matched, matchErr = t.BodyMatch.Regexp.MatchContext(ctx, body)
 	}
 	switch {
-	case !t.Accepts(resp.StatusCode):
+	case !t.accepts(resp.StatusCode):
 		res.Reason, res.Message = ReasonUnexpectedStatus, unexpectedStatusMessage(resp.StatusCode, t.ExpectedStatusCodes)
 	case matchErr != nil:
 		res.Reason, res.Message = ReasonTimeout, "timeout while matching the response body with bodyMatch"

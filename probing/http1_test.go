@@ -47,7 +47,7 @@ func TestHTTPProberOneConnectionExchange(t *testing.T) {
 			_, _ = io.WriteString(c, "HTTP/1.1 204 No Content\r\n\r\n")
 		})
 		url := "http://" + ln.Addr().String() + "/health?full=1"
-		res := prober.Probe(t.Context(), probing.Target{
+		res := probe(t.Context(), prober, probing.TargetSpec{
 			URL: url, Method: http.MethodPost, Timeout: relaxedTimeout, Body: "ping",
 			Headers: []probing.Header{{Name: "X-Probe", Value: "yes"}},
 		})
@@ -94,7 +94,7 @@ func TestHTTPProberOneConnectionExchange(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			url := rawServer(t, tc.response)
-			res := prober.Probe(t.Context(), probing.Target{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout})
+			res := probe(t.Context(), prober, probing.TargetSpec{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout})
 			assert.Equal(t, tc.wantSuccess, res.Success, "%+v", res)
 			assert.Equal(t, tc.wantStatus, res.StatusCode)
 			assert.Contains(t, res.Message, tc.wantContain)
@@ -115,9 +115,9 @@ func TestHTTPProberAnswerBeforeTheBody(t *testing.T) {
 		_, _ = io.WriteString(c, "HTTP/1.1 413 Content Too Large\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
 		_ = c.(*net.TCPConn).SetLinger(0) // close with the rest unread: a reset
 	})
-	target := probing.Target{URL: "http://" + ln.Addr().String() + "/", Method: http.MethodPut, Timeout: relaxedTimeout, Body: strings.Repeat("x", 16<<10)}
+	target := probing.TargetSpec{URL: "http://" + ln.Addr().String() + "/", Method: http.MethodPut, Timeout: relaxedTimeout, Body: strings.Repeat("x", 16<<10)}
 	for range 20 {
-		res := prober.Probe(t.Context(), target)
+		res := probe(t.Context(), prober, target)
 		assert.Equal(t, probing.ReasonUnexpectedStatus, res.Reason, "%+v", res)
 		assert.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
 	}
@@ -130,7 +130,7 @@ func TestHTTPProberInvalidHeaderValue(t *testing.T) {
 	t.Parallel()
 	prober := newProber(t, newDNS(t), probing.ProberOptions{})
 	url := rawServer(t, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-	res := prober.Probe(t.Context(), probing.Target{
+	res := probe(t.Context(), prober, probing.TargetSpec{
 		URL: url, Method: http.MethodGet, Timeout: relaxedTimeout,
 		Headers: []probing.Header{{Name: "X-Token", Value: "a\nb", Sensitive: true}},
 	})
@@ -168,8 +168,8 @@ func countingRawServer(t *testing.T, handle func(br *bufio.Reader, c net.Conn)) 
 }
 
 // reuseTarget is a GET of url over kept connections.
-func reuseTarget(url string) probing.Target {
-	return probing.Target{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: true}
+func reuseTarget(url string) probing.TargetSpec {
+	return probing.TargetSpec{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: true}
 }
 
 // A kept connection that the server closed while it was idle is not used.
@@ -179,9 +179,9 @@ func TestHTTPProberKeptConnectionClosedWhileIdle(t *testing.T) {
 	srv, conns := countingServer(t, 50*time.Millisecond)
 	target := reuseTarget(srv.URL + "/")
 	target.Method, target.Body = http.MethodPost, "x" // not sent again on a failure
-	require.True(t, prober.Probe(t.Context(), target).Success)
+	require.True(t, probe(t.Context(), prober, target).Success)
 	require.Eventually(t, func() bool { return conns.closed.Load() == 1 }, relaxedTimeout, 5*time.Millisecond, "the server closes the idle connection")
-	res := prober.Probe(t.Context(), target)
+	res := probe(t.Context(), prober, target)
 	assert.True(t, res.Success, "%+v", res)
 	assert.EqualValues(t, 2, conns.opened.Load())
 }
@@ -191,11 +191,11 @@ func TestHTTPProberKeptConnectionExpires(t *testing.T) {
 	t.Parallel()
 	prober := newProber(t, newDNS(t), probing.ProberOptions{IdleConnTimeout: 100 * time.Millisecond})
 	srv, conns := countingServer(t, 0)
-	require.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success)
-	require.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success)
+	require.True(t, probe(t.Context(), prober, reuseTarget(srv.URL+"/")).Success)
+	require.True(t, probe(t.Context(), prober, reuseTarget(srv.URL+"/")).Success)
 	require.EqualValues(t, 1, conns.opened.Load(), "kept while fresh")
 	time.Sleep(150 * time.Millisecond) // the idle timeout is the subject
-	require.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success)
+	require.True(t, probe(t.Context(), prober, reuseTarget(srv.URL+"/")).Success)
 	assert.EqualValues(t, 2, conns.opened.Load())
 	assert.Eventually(t, func() bool { return conns.closed.Load() == 1 }, relaxedTimeout, 5*time.Millisecond, "the expired one is closed")
 }
@@ -212,7 +212,7 @@ func TestHTTPProberKeptConnectionBodyNotReadToItsEnd(t *testing.T) {
 	srv.Start()
 	t.Cleanup(srv.Close)
 	for range 2 {
-		require.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success)
+		require.True(t, probe(t.Context(), prober, reuseTarget(srv.URL+"/")).Success)
 	}
 	assert.EqualValues(t, 2, conns.opened.Load())
 	assert.Eventually(t, func() bool { return conns.closed.Load() >= 1 }, relaxedTimeout, 5*time.Millisecond)
@@ -236,7 +236,7 @@ func TestHTTPProberKeptConnectionsPerHost(t *testing.T) {
 	t.Cleanup(srv.Close)
 	var probes sync.WaitGroup
 	for range 4 {
-		probes.Go(func() { assert.True(t, prober.Probe(t.Context(), reuseTarget(srv.URL+"/")).Success) })
+		probes.Go(func() { assert.True(t, probe(t.Context(), prober, reuseTarget(srv.URL+"/")).Success) })
 	}
 	waiting.Wait()
 	close(release)
@@ -262,7 +262,7 @@ func TestHTTPProberKeptConnectionBytesAfterAResponse(t *testing.T) {
 	})
 	prober := newProber(t, newDNS(t), probing.ProberOptions{}) // closes its connections before the server waits for them
 	for range 3 {
-		res := prober.Probe(t.Context(), reuseTarget(url))
+		res := probe(t.Context(), prober, reuseTarget(url))
 		assert.True(t, res.Success, "%+v", res)
 	}
 	assert.EqualValues(t, 3, accepted.Load())
@@ -301,9 +301,9 @@ func TestHTTPProberKeptConnectionClosedUnderARequest(t *testing.T) {
 			if !tc.wantSuccess {
 				target.Body = "x" // replayable, but the method is not idempotent
 			}
-			require.True(t, prober.Probe(t.Context(), target).Success)
+			require.True(t, probe(t.Context(), prober, target).Success)
 			before := accepted.Load()
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			assert.Equal(t, tc.wantSuccess, res.Success, "%+v", res)
 			if tc.wantSuccess {
 				assert.Equal(t, before+1, accepted.Load(), "again on a new connection")

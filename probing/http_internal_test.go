@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// A probe's request carries the URL its validation parsed, as
+// A probe's request carries a copy of the URL NewTarget parsed, as
 // http.NewRequest would have parsed it: the same URL and Host, an empty
 // port removed.
 func TestNewRequestAsNewRequest(t *testing.T) {
@@ -27,15 +27,14 @@ func TestNewRequestAsNewRequest(t *testing.T) {
 	} {
 		t.Run(raw, func(t *testing.T) {
 			t.Parallel()
-			target := Target{URL: raw, Method: http.MethodGet, Timeout: time.Second}
-			_, u, err := target.validateFor("HTTP", KindHTTP)
-			require.NoError(t, err)
-			got, err := p.newRequest(context.Background(), target, u, &probeContext{})
+			target := mustBuild(t, TargetSpec{URL: raw, Method: http.MethodGet, Timeout: time.Second})
+			got, err := p.newRequest(context.Background(), target, &probeContext{})
 			require.NoError(t, err)
 			want, err := http.NewRequest(http.MethodGet, raw, nil)
 			require.NoError(t, err)
 			assert.Equal(t, want.URL, got.URL)
 			assert.Equal(t, want.Host, got.Host)
+			assert.NotSame(t, target.url, got.URL, "the probe's own copy")
 		})
 	}
 }

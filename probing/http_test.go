@@ -115,9 +115,9 @@ func TestHTTPProberTimeout(t *testing.T) {
 	}))
 
 	const timeout = 200 * time.Millisecond
-	target := probing.Target{URL: srv.URL + "/slow", Method: http.MethodGet, Timeout: timeout}
+	target := probing.TargetSpec{URL: srv.URL + "/slow", Method: http.MethodGet, Timeout: timeout}
 	start := time.Now()
-	res := prober.Probe(t.Context(), target)
+	res := probe(t.Context(), prober, target)
 	elapsed := time.Since(start)
 
 	assert.False(t, res.Success)
@@ -152,7 +152,7 @@ func TestHTTPProberHugeBody(t *testing.T) {
 
 	const timeout = 30 * time.Second
 	start := time.Now()
-	res := prober.Probe(t.Context(), probing.Target{URL: byName(t, srv) + "/huge", Method: http.MethodGet, Timeout: timeout})
+	res := probe(t.Context(), prober, probing.TargetSpec{URL: byName(t, srv) + "/huge", Method: http.MethodGet, Timeout: timeout})
 	elapsed := time.Since(start)
 
 	assert.True(t, res.Success, "%+v", res)
@@ -200,7 +200,7 @@ func TestHTTPProberSlowBody(t *testing.T) {
 
 	const timeout = 500 * time.Millisecond
 	start := time.Now()
-	res := prober.Probe(t.Context(), probing.Target{URL: srv.URL + "/drip", Method: http.MethodGet, Timeout: timeout})
+	res := probe(t.Context(), prober, probing.TargetSpec{URL: srv.URL + "/drip", Method: http.MethodGet, Timeout: timeout})
 	elapsed := time.Since(start)
 
 	assert.False(t, res.Success)
@@ -219,7 +219,7 @@ func TestHTTPProberCancelled(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	res := prober.Probe(ctx, probing.Target{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout})
+	res := probe(ctx, prober, probing.TargetSpec{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout})
 	assert.False(t, res.Success)
 	assert.Equal(t, probing.ReasonTimeout, res.Reason)
 	assert.Equal(t, `Get "`+srv.URL+`/": probe cancelled: context canceled`, res.Message)
@@ -233,38 +233,38 @@ func TestHTTPProberInvalidTarget(t *testing.T) {
 	prober := newProber(t, dns, probing.ProberOptions{})
 	var hits atomic.Int64
 	srv := startServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) { hits.Add(1) }))
-	valid := func(mutate func(*probing.Target)) probing.Target {
-		target := probing.Target{URL: byName(t, srv) + "/", Method: http.MethodGet, Timeout: time.Second}
+	valid := func(mutate func(*probing.TargetSpec)) probing.TargetSpec {
+		target := probing.TargetSpec{URL: byName(t, srv) + "/", Method: http.MethodGet, Timeout: time.Second}
 		mutate(&target)
 		return target
 	}
 
 	tests := map[string]struct {
-		target      probing.Target
+		target      probing.TargetSpec
 		wantMessage string
 	}{
 		"unresolved method": {
-			target:      valid(func(t *probing.Target) { t.Method = "" }),
+			target:      valid(func(t *probing.TargetSpec) { t.Method = "" }),
 			wantMessage: "invalid target: missing method (expected GET, HEAD, POST, PUT or OPTIONS)",
 		},
 		"unresolved body match limit": {
-			target:      valid(func(t *probing.Target) { t.BodyMatch = &probing.BodyMatch{Regexp: pattern.MustCompile("ok")} }),
+			target:      valid(func(t *probing.TargetSpec) { t.BodyMatch = &probing.BodyMatch{Regexp: pattern.MustCompile("ok")} }),
 			wantMessage: "invalid target: body match: maxBodyBytes 0 is not between 1 and 1048576",
 		},
 		"unresolved timeout": {
-			target:      valid(func(t *probing.Target) { t.Timeout = 0 }),
+			target:      valid(func(t *probing.TargetSpec) { t.Timeout = 0 }),
 			wantMessage: "invalid target: timeout 0s is not positive",
 		},
 		"password is not shown": {
-			target:      valid(func(t *probing.Target) { t.URL = "http://user:secret@127.0.0.1:badport/" }),
+			target:      valid(func(t *probing.TargetSpec) { t.URL = "http://user:secret@127.0.0.1:badport/" }),
 			wantMessage: `invalid target: URL: invalid port ":badport" after host`,
 		},
 		"CA without certificates": {
-			target:      valid(func(t *probing.Target) { t.TLS.RootCAs = []byte("not PEM") }),
+			target:      valid(func(t *probing.TargetSpec) { t.TLS.RootCAs = []byte("not PEM") }),
 			wantMessage: "invalid target: TLS settings: the CA bundle holds no PEM-encoded certificate",
 		},
 		"everything broken": {
-			target:      probing.Target{URL: "%%", Method: "\x00"},
+			target:      probing.TargetSpec{URL: "%%", Method: "\x00"},
 			wantMessage: `invalid target: URL: invalid URL escape "%%"`,
 		},
 	}
@@ -272,7 +272,7 @@ func TestHTTPProberInvalidTarget(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var res probing.Result
-			require.NotPanics(t, func() { res = prober.Probe(t.Context(), tc.target) })
+			require.NotPanics(t, func() { res = probe(t.Context(), prober, tc.target) })
 			assert.False(t, res.Success)
 			assert.Equal(t, probing.ReasonInvalidTarget, res.Reason)
 			assert.Zero(t, res.StatusCode)

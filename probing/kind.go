@@ -1,12 +1,9 @@
 package probing
 
-import (
-	"net/url"
-	"strings"
-)
+import "strings"
 
-// Kind is the protocol a Target probes. It is chosen by the scheme of the
-// Target's URL (see KindOf), so that a WebChecker's spec.host says what it
+// Kind is the protocol a Target probes. It is chosen by the scheme of its
+// URL (see KindOfScheme), so that a WebChecker's spec.host says what it
 // probes: http:// and https:// (or no scheme) probe HTTP, tcp:// connects,
 // tls:// connects and shakes hands, grpc:// and grpcs:// call the standard
 // gRPC health service, dns:// queries a DNS server.
@@ -40,31 +37,6 @@ const expectedSchemes = "http, https, tcp, tls, grpc, grpcs or dns"
 func KindOfScheme(scheme string) (Kind, bool) {
 	k, ok := schemes[strings.ToLower(scheme)]
 	return k, ok
-}
-
-// KindOf returns the kind of a target URL, "" when it does not parse or
-// has a scheme no prober knows.
-func KindOf(rawURL string) Kind {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return ""
-	}
-	k, _ := KindOfScheme(u.Scheme)
-	return k
-}
-
-// UsesTLS reports whether a target URL's scheme speaks TLS (https, tls,
-// grpcs), so that its certificate is checked and reported.
-func UsesTLS(rawURL string) bool {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return false
-	}
-	switch strings.ToLower(u.Scheme) {
-	case "https", "tls", "grpcs":
-		return true
-	}
-	return false
 }
 
 // defaultPorts are the ports of the schemes that have one; tcp, tls, grpc

@@ -26,7 +26,7 @@ func TestKindsThroughAProxy(t *testing.T) {
 	prober := newKindProber(t, newDNS(t), probing.ProberOptions{})
 
 	expect220 := &probing.TCPOptions{Expect: pattern.MustCompile("^220 "), MaxBytes: 1024}
-	targets := map[string]probing.Target{
+	targets := map[string]probing.TargetSpec{
 		"tcp":   {URL: "tcp://" + banner.Addr(), TCP: expect220},
 		"tls":   {URL: "tls://" + tlsBanner.Addr(), TCP: expect220, TLS: probing.TLSOptions{RootCAs: cert.PEM}},
 		"grpcs": {URL: "grpcs://" + grpcs.addr, TLS: probing.TLSOptions{RootCAs: cert.PEM}},
@@ -35,14 +35,14 @@ func TestKindsThroughAProxy(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			target.Timeout = relaxedTimeout
 			target.Proxy = &probing.Proxy{URL: proxy.URL()}
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			require.True(t, res.Success, "%+v", res)
 			if name != "tcp" {
 				assert.NotNil(t, res.CertificateExpiry, "the target's certificate, through the tunnel")
 			}
 
 			target.Proxy = &probing.Proxy{URL: refusing.URL()}
-			res = prober.Probe(t.Context(), target)
+			res = probe(t.Context(), prober, target)
 			assert.Equal(t, probing.ReasonProxyFailed, res.Reason, "%+v", res)
 			assert.Contains(t, res.Message, "403")
 		})

@@ -22,20 +22,23 @@ const atLimit = "[ab]{997}[ab]{999}c"
 // validate); under it, it does.
 func TestMatchWorkRefusedAtBuild(t *testing.T) {
 	t.Parallel()
-	_, err := NewBodyMatch(atLimit, false, 64<<10)
-	require.ErrorIs(t, err, pattern.ErrTooComplex)
-	_, err = NewBodyMatch(atLimit, false, 16<<10)
-	require.NoError(t, err)
-	_, err = NewBodyMatch(`"status":"ok"`, false, MaxBodyMatchBytes)
-	require.NoError(t, err)
-
 	re := pattern.MustCompile(atLimit)
-	tcp := Target{URL: "tcp://127.0.0.1:1", Timeout: time.Second, TCP: &TCPOptions{Expect: re, MaxBytes: 64 << 10}}
-	require.ErrorIs(t, tcp.Validate(), pattern.ErrTooComplex)
+	body := func(re *pattern.Regexp, maxBytes int64) error {
+		_, err := NewTarget(TargetSpec{URL: "http://127.0.0.1:1/", Method: "GET", Timeout: time.Second,
+			BodyMatch: &BodyMatch{Regexp: re, MaxBytes: maxBytes}})
+		return err
+	}
+	require.ErrorIs(t, body(re, 64<<10), pattern.ErrTooComplex)
+	require.ErrorIs(t, body(re, 1<<20), pattern.ErrTooComplex)
+	require.NoError(t, body(re, 16<<10))
+	require.NoError(t, body(pattern.MustCompile(`"status":"ok"`), MaxBodyMatchBytes))
+
+	tcp := TargetSpec{URL: "tcp://127.0.0.1:1", Timeout: time.Second, TCP: &TCPOptions{Expect: re, MaxBytes: 64 << 10}}
+	_, err := NewTarget(tcp)
+	require.ErrorIs(t, err, pattern.ErrTooComplex)
 	tcp.TCP.MaxBytes = 16 << 10
-	require.NoError(t, tcp.Validate())
-	body := Target{URL: "http://127.0.0.1:1/", Method: "GET", Timeout: time.Second, BodyMatch: &BodyMatch{Regexp: re, MaxBytes: 1 << 20}}
-	require.ErrorIs(t, body.Validate(), pattern.ErrTooComplex)
+	_, err = NewTarget(tcp)
+	require.NoError(t, err)
 }
 
 // TestAnswerMatchWorkIsBounded: a hostile DNS server's long answer
@@ -70,11 +73,11 @@ func TestAnswerMatchWorkIsBounded(t *testing.T) {
 }
 
 // TestBodyMatchStopsAtTheDeadline: a body match stops at the probe's
-// deadline (a BodyMatch built past NewBodyMatch, whose work bound refuses
-// it, shows the deadline alone stops it).
+// deadline (a target built past NewTarget, whose work bound refuses it,
+// shows the deadline alone stops it).
 func TestBodyMatchStopsAtTheDeadline(t *testing.T) {
 	t.Parallel()
-	target := Target{BodyMatch: &BodyMatch{Regexp: pattern.MustCompile(atLimit), MaxBytes: 1 << 20}}
+	target := &builtTarget{TargetSpec: TargetSpec{BodyMatch: &BodyMatch{Regexp: pattern.MustCompile(atLimit), MaxBytes: 1 << 20}}}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start := time.Now()

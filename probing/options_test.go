@@ -24,14 +24,14 @@ func TestHTTPProberRequestOptions(t *testing.T) {
 	prober := newProber(t, newDNS(t), probing.ProberOptions{})
 
 	tests := map[string]struct {
-		target     probing.Target
+		target     probing.TargetSpec
 		wantMethod string
 		wantHost   string
 		wantHeader map[string]string
 		wantBody   string
 	}{
 		"POST with a body and headers": {
-			target: probing.Target{Method: "POST", Body: `{"ping":1}`, Headers: []probing.Header{
+			target: probing.TargetSpec{Method: "POST", Body: `{"ping":1}`, Headers: []probing.Header{
 				{Name: "content-type", Value: "application/json"},
 				{Name: "X-Api-Key", Value: "k3y", Sensitive: true},
 			}},
@@ -39,25 +39,25 @@ func TestHTTPProberRequestOptions(t *testing.T) {
 			wantHeader: map[string]string{"Content-Type": "application/json", "X-Api-Key": "k3y", "Content-Length": "10", "User-Agent": "webchecker"},
 			wantBody:   `{"ping":1}`,
 		},
-		"PUT":     {target: probing.Target{Method: "PUT", Body: "x"}, wantMethod: "PUT", wantBody: "x"},
-		"OPTIONS": {target: probing.Target{Method: "OPTIONS"}, wantMethod: "OPTIONS"},
+		"PUT":     {target: probing.TargetSpec{Method: "PUT", Body: "x"}, wantMethod: "PUT", wantBody: "x"},
+		"OPTIONS": {target: probing.TargetSpec{Method: "OPTIONS"}, wantMethod: "OPTIONS"},
 		"user agent overridden": {
-			target:     probing.Target{Method: "GET", Headers: []probing.Header{{Name: "User-Agent", Value: "probe/2"}}},
+			target:     probing.TargetSpec{Method: "GET", Headers: []probing.Header{{Name: "User-Agent", Value: "probe/2"}}},
 			wantMethod: "GET",
 			wantHeader: map[string]string{"User-Agent": "probe/2"},
 		},
 		"Host header": {
-			target:     probing.Target{Method: "GET", Headers: []probing.Header{{Name: "host", Value: "vhost.example"}}},
+			target:     probing.TargetSpec{Method: "GET", Headers: []probing.Header{{Name: "host", Value: "vhost.example"}}},
 			wantMethod: "GET",
 			wantHost:   "vhost.example",
 		},
 		"basic auth": {
-			target:     probing.Target{Method: "GET", BasicAuth: &probing.BasicAuth{Username: "alice", Password: "s3cret"}},
+			target:     probing.TargetSpec{Method: "GET", BasicAuth: &probing.BasicAuth{Username: "alice", Password: "s3cret"}},
 			wantMethod: "GET",
 			wantHeader: map[string]string{"Authorization": "Basic YWxpY2U6czNjcmV0"},
 		},
 		"bearer token": {
-			target:     probing.Target{Method: "GET", BearerToken: "t0ken"},
+			target:     probing.TargetSpec{Method: "GET", BearerToken: "t0ken"},
 			wantMethod: "GET",
 			wantHeader: map[string]string{"Authorization": "Bearer t0ken"},
 		},
@@ -67,7 +67,7 @@ func TestHTTPProberRequestOptions(t *testing.T) {
 			t.Parallel()
 			srv, rec := recordingServer(t)
 			tc.target.URL, tc.target.Timeout = srv.URL+"/", relaxedTimeout
-			res := prober.Probe(t.Context(), tc.target)
+			res := probe(t.Context(), prober, tc.target)
 			require.True(t, res.Success, "%+v", res)
 			method, host, header, body := rec.get()
 			assert.Equal(t, tc.wantMethod, method)
@@ -106,14 +106,14 @@ func TestHTTPProberRedirectKeepsSecretHeadersOnTheirHost(t *testing.T) {
 	}))
 	headers := []probing.Header{{Name: "X-Api-Key", Value: "k3y", Sensitive: true}, {Name: "X-Plain", Value: "visible"}}
 
-	res := prober.Probe(t.Context(), probing.Target{URL: origin.URL + "/away", Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true, Headers: headers, BearerToken: "t0ken"})
+	res := probe(t.Context(), prober, probing.TargetSpec{URL: origin.URL + "/away", Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true, Headers: headers, BearerToken: "t0ken"})
 	require.True(t, res.Success, "%+v", res)
 	_, _, header, _ := otherSeen.get()
 	assert.Empty(t, header.Get("X-Api-Key"), "a header from a Secret followed a redirect to another host")
 	assert.Empty(t, header.Get("Authorization"), "credentials followed a redirect to another host")
 	assert.Equal(t, "visible", header.Get("X-Plain"))
 
-	res = prober.Probe(t.Context(), probing.Target{URL: sameOrigin.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true, Headers: headers})
+	res = probe(t.Context(), prober, probing.TargetSpec{URL: sameOrigin.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true, Headers: headers})
 	require.True(t, res.Success, "%+v", res)
 	_, _, header, _ = sameSeen.get()
 	assert.Equal(t, "k3y", header.Get("X-Api-Key"), "a redirect on the same host keeps the header")
@@ -143,7 +143,7 @@ func TestHTTPProberBodyMatch(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res := prober.Probe(t.Context(), probing.Target{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, BodyMatch: &tc.match})
+			res := probe(t.Context(), prober, probing.TargetSpec{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, BodyMatch: &tc.match})
 			assert.Equal(t, tc.wantReason, res.Reason, "%+v", res)
 			assert.Equal(t, tc.wantReason == probing.ReasonSucceeded, res.Success)
 			assert.Equal(t, tc.wantMessage, res.Message)
@@ -153,7 +153,7 @@ func TestHTTPProberBodyMatch(t *testing.T) {
 	}
 
 	// A status code failure comes first.
-	res := prober.Probe(t.Context(), probing.Target{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ExpectedStatusCodes: []int{204},
+	res := probe(t.Context(), prober, probing.TargetSpec{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ExpectedStatusCodes: []int{204},
 		BodyMatch: &probing.BodyMatch{Regexp: pattern.MustCompile(`nope`), MaxBytes: 1 << 10}})
 	assert.Equal(t, probing.ReasonUnexpectedStatus, res.Reason)
 }
@@ -193,7 +193,7 @@ func TestHTTPProberTLSOptions(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res := prober.Probe(t.Context(), probing.Target{URL: tc.url + "/", Method: http.MethodGet, Timeout: relaxedTimeout, TLS: tc.tls})
+			res := probe(t.Context(), prober, probing.TargetSpec{URL: tc.url + "/", Method: http.MethodGet, Timeout: relaxedTimeout, TLS: tc.tls})
 			assert.Equal(t, tc.wantReason, res.Reason, "%+v", res)
 			assert.Contains(t, res.Message, tc.wantContain)
 			if res.Success {
@@ -235,8 +235,8 @@ func TestHTTPProberCertificateExpiry(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			target := probing.Target{URL: tc.url + "/", Method: http.MethodGet, Timeout: relaxedTimeout, TLS: tc.tls, CertExpiryWarning: tc.warning}
-			first := prober.Probe(t.Context(), target)
+			target := probing.TargetSpec{URL: tc.url + "/", Method: http.MethodGet, Timeout: relaxedTimeout, TLS: tc.tls, CertExpiryWarning: tc.warning}
+			first := probe(t.Context(), prober, target)
 			assert.Equal(t, tc.wantReason, first.Reason, "%+v", first)
 			assert.Contains(t, first.Message, tc.wantMessage)
 			assert.Equal(t, tc.wantWarning, first.CertificateWarning)
@@ -248,7 +248,7 @@ func TestHTTPProberCertificateExpiry(t *testing.T) {
 				assert.True(t, first.CertificateExpiry.Equal(tc.wantExpiry))
 				assert.Equal(t, http.StatusOK, first.StatusCode)
 			}
-			second := prober.Probe(t.Context(), target)
+			second := probe(t.Context(), prober, target)
 			assert.True(t, first.SameOutcome(second), "an unchanged certificate gives the same outcome:\n%+v\n%+v", first, second)
 		})
 	}
@@ -261,11 +261,11 @@ func TestHTTPProberIPFamily(t *testing.T) {
 	srv := startServer(t, http.HandlerFunc(func(http.ResponseWriter, *http.Request) {})) // 127.0.0.1 only
 	url := byName(t, srv) + "/"                                                          // healthy.test: 127.0.0.1 only
 
-	res := prober.Probe(t.Context(), probing.Target{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, IPFamily: probing.IPFamilyIPv4})
+	res := probe(t.Context(), prober, probing.TargetSpec{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, IPFamily: probing.IPFamilyIPv4})
 	assert.True(t, res.Success, "%+v", res)
-	res = prober.Probe(t.Context(), probing.Target{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, IPFamily: probing.IPFamilyIPv6})
+	res = probe(t.Context(), prober, probing.TargetSpec{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, IPFamily: probing.IPFamilyIPv6})
 	assert.False(t, res.Success)
 	assert.Contains(t, res.Message, "dial tcp6", "%+v", res)
-	res = prober.Probe(t.Context(), probing.Target{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, IPFamily: probing.IPFamilyIPv6})
+	res = probe(t.Context(), prober, probing.TargetSpec{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout, IPFamily: probing.IPFamilyIPv6})
 	assert.False(t, res.Success, "an IPv4 address with IPv6 only: %+v", res)
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // KindProber probes targets of every Kind: it hands each Target to the
-// prober of its URL's scheme (see KindOf). It is safe for concurrent use.
+// prober of its Kind. It is safe for concurrent use.
 type KindProber struct {
 	http   *HTTPProber
 	byKind map[Kind]Prober
@@ -32,19 +32,17 @@ func NewProber(opts ProberOptions) *KindProber {
 	}
 }
 
-// Probe probes t with the prober of its kind. A target of a kind no prober
-// knows (its URL does not parse, or has another scheme) gives
-// ReasonInvalidTarget.
+// Probe probes t with the prober of its kind. The zero Target (not built
+// by NewTarget) gives ReasonInvalidTarget.
 func (p *KindProber) Probe(ctx context.Context, t Target) Result {
-	kind := KindOf(t.URL)
-	prober, ok := p.byKind[kind]
+	prober, ok := p.byKind[t.Kind()]
 	if !ok {
 		start := time.Now()
-		err := t.Validate()
-		if err == nil {
-			err = fmt.Errorf("invalid target: no prober for %s targets", kind)
+		msg := errNotBuilt.Error()
+		if t.Kind() != "" {
+			msg = fmt.Sprintf("invalid target: no prober for %s targets", t.Kind())
 		}
-		return finish(Result{Reason: ReasonInvalidTarget, Message: err.Error()}, start)
+		return finish(Result{Reason: ReasonInvalidTarget, Message: msg}, start)
 	}
 	return prober.Probe(ctx, t)
 }

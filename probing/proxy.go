@@ -356,7 +356,7 @@ func withoutProxyConnect(err error) error {
 // of a proxy in front of an http target (403 for a target it does not
 // allow, 502 for one it cannot reach) cannot be told from the target's,
 // and are judged as the target's.
-func proxyRefused(t Target, u *url.URL, resp *http.Response) (Result, bool) {
+func proxyRefused(t *builtTarget, u *url.URL, resp *http.Response) (Result, bool) {
 	if t.Proxy == nil || resp.StatusCode != http.StatusProxyAuthRequired || resp.Request.URL.Scheme != "http" {
 		return Result{}, false
 	}

@@ -27,8 +27,8 @@ import (
 const proxyPassword = "s3cret-pw"
 
 // proxyTarget is a GET of url through proxy.
-func proxyTarget(url string, proxy *probing.Proxy) probing.Target {
-	return probing.Target{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, Proxy: proxy}
+func proxyTarget(url string, proxy *probing.Proxy) probing.TargetSpec {
+	return probing.TargetSpec{URL: url, Method: http.MethodGet, Timeout: relaxedTimeout, Proxy: proxy}
 }
 
 // proxyServers are a plain and a TLS server on one loopback IP, counting
@@ -61,7 +61,7 @@ func startProxyServers(t *testing.T, ip string) *proxyServers {
 // target is a GET of url (one of s's) through proxy, trusting s.tls's
 // certificate, which is valid for healthy.test (and 127.0.0.1, not
 // 127.0.0.2).
-func (s *proxyServers) target(url string, proxy *probing.Proxy) probing.Target {
+func (s *proxyServers) target(url string, proxy *probing.Proxy) probing.TargetSpec {
 	t := proxyTarget(url, proxy)
 	if strings.HasPrefix(url, "https:") {
 		t.TLS.RootCAs, t.TLS.ServerName = s.rootCAs, "healthy.test"
@@ -80,7 +80,7 @@ func TestProxyHTTPAbsoluteForm(t *testing.T) {
 	prober := newKindProber(t, dns, probing.ProberOptions{})
 
 	url := byName(t, srv) + "/health?full=1"
-	res := prober.Probe(t.Context(), proxyTarget(url, &probing.Proxy{URL: proxy.URL(), Username: "user", Password: proxyPassword}))
+	res := probe(t.Context(), prober, proxyTarget(url, &probing.Proxy{URL: proxy.URL(), Username: "user", Password: proxyPassword}))
 	assert.True(t, res.Success, "%+v", res)
 	assert.Equal(t, []string{url}, proxy.ForwardedURLs(), "the request line in absolute form")
 	assert.Empty(t, proxy.ConnectTargets())
@@ -102,7 +102,7 @@ func TestProxyHTTPSConnect(t *testing.T) {
 	target := proxyTarget(byName(t, srv)+"/", &probing.Proxy{URL: proxy.URL()})
 	target.TLS.RootCAs = cert.PEM
 	target.CertExpiryWarning = 30 * 24 * time.Hour
-	res := prober.Probe(t.Context(), target)
+	res := probe(t.Context(), prober, target)
 	require.True(t, res.Success, "%+v", res)
 	require.NotNil(t, res.CertificateExpiry)
 	assert.True(t, cert.X509.NotAfter.Equal(*res.CertificateExpiry))
@@ -113,7 +113,7 @@ func TestProxyHTTPSConnect(t *testing.T) {
 
 	// The target's certificate is verified through the tunnel.
 	target.TLS.RootCAs = nil
-	res = prober.Probe(t.Context(), target)
+	res = probe(t.Context(), prober, target)
 	assert.Equal(t, probing.ReasonTLSError, res.Reason, "%+v", res)
 }
 
@@ -173,7 +173,7 @@ func TestProxyFailures(t *testing.T) {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				proxy := tc.proxy
-				res := prober.Probe(t.Context(), servers.target(tc.url, &proxy))
+				res := probe(t.Context(), prober, servers.target(tc.url, &proxy))
 				assert.Equal(t, tc.wantSuccess, res.Success, "%+v", res)
 				if tc.wantSuccess {
 					assert.Equal(t, probing.ReadyMessage, res.Message)
@@ -186,7 +186,7 @@ func TestProxyFailures(t *testing.T) {
 				}
 				assert.NotContains(t, res.Message, proxyPassword)
 				assert.NotContains(t, res.Message, "wrong-pw")
-				again := prober.Probe(t.Context(), servers.target(tc.url, &proxy))
+				again := probe(t.Context(), prober, servers.target(tc.url, &proxy))
 				assert.True(t, res.SameOutcome(again), "stable message:\n%s\n%s", res.Message, again.Message)
 			})
 		}
@@ -209,13 +209,13 @@ func TestProxyEgressPolicy(t *testing.T) {
 	t.Run("proxy denied, target allowed", func(t *testing.T) {
 		for _, url := range []string{allowedServers.plain.URL + "/", allowedServers.tls.URL + "/"} {
 			target := allowedServers.target(url, &probing.Proxy{URL: deniedProxy.URL()})
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "%+v", res)
 			assert.Equal(t, fmt.Sprintf("Get %q: proxy %q unreachable: dial tcp %s: egress to %s denied: denied range %s/32 (--deny-cidrs)",
 				url, deniedProxy.URL(), deniedProxy.Addr(), deniedAddr, deniedAddr), res.Message)
 			// Directly, the target is allowed.
 			target.Proxy = nil
-			res = prober.Probe(t.Context(), target)
+			res = probe(t.Context(), prober, target)
 			assert.True(t, res.Success, "%s directly: %+v", url, res)
 		}
 		assert.Zero(t, deniedProxy.Requests(), "the denied proxy was reached")
@@ -226,10 +226,10 @@ func TestProxyEgressPolicy(t *testing.T) {
 	t.Run("target denied, proxy allowed", func(t *testing.T) {
 		for _, url := range []string{deniedServers.plain.URL + "/", deniedServers.tls.URL + "/"} {
 			target := deniedServers.target(url, nil)
-			res := prober.Probe(t.Context(), target)
+			res := probe(t.Context(), prober, target)
 			assert.Equal(t, probing.ReasonEgressDenied, res.Reason, "%s directly: %+v", url, res)
 			target.Proxy = &probing.Proxy{URL: allowedProxy.URL()}
-			res = prober.Probe(t.Context(), target)
+			res = probe(t.Context(), prober, target)
 			assert.True(t, res.Success, "%s through the proxy: %+v", url, res)
 		}
 		assert.EqualValues(t, 2, deniedServers.hits.Load())
@@ -250,7 +250,7 @@ func TestProxyTransportsApart(t *testing.T) {
 		probe := func(proxy *probing.Proxy) probing.Result {
 			target := servers.target(url, proxy)
 			target.ReuseConnections = true
-			return prober.Probe(t.Context(), target)
+			return probe(t.Context(), prober, target)
 		}
 		// Another proxy for the same target: another transport.
 		assert.True(t, probe(&probing.Proxy{URL: first.URL()}).Success)
@@ -280,7 +280,7 @@ func TestProxyTimeout(t *testing.T) {
 		target := proxyTarget(url, proxy)
 		target.Timeout = 300 * time.Millisecond
 		start := time.Now()
-		res := prober.Probe(t.Context(), target)
+		res := probe(t.Context(), prober, target)
 		assert.Less(t, time.Since(start), target.Timeout+slack)
 		assert.Equal(t, probing.ReasonTimeout, res.Reason, "%+v", res)
 		assert.Equal(t, fmt.Sprintf("Get %q: timeout after 300ms", url), res.Message)
@@ -291,7 +291,7 @@ func TestProxyInvalid(t *testing.T) {
 	t.Parallel()
 	prober := newKindProber(t, newDNS(t), probing.ProberOptions{})
 	for _, proxyURL := range []string{"socks5://127.0.0.1:1080", "http://user:pw@127.0.0.1:3128", "http://127.0.0.1:3128/path", "http://"} {
-		res := prober.Probe(t.Context(), proxyTarget("http://127.0.0.1:8080/", &probing.Proxy{URL: proxyURL}))
+		res := probe(t.Context(), prober, proxyTarget("http://127.0.0.1:8080/", &probing.Proxy{URL: proxyURL}))
 		assert.Equal(t, probing.ReasonInvalidTarget, res.Reason, "%s: %+v", proxyURL, res)
 		assert.NotContains(t, res.Message, ":pw@")
 	}

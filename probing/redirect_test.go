@@ -45,32 +45,32 @@ func TestHTTPProberRedirectKeepsCredentialsOnTheirOrigin(t *testing.T) {
 		"same origin, a relative Location":  {hops: []string{"https://127.0.0.1:{P}", ""}, keep: true},
 	}
 	credentials := map[string]struct {
-		set    func(*probing.Target)
+		set    func(*probing.TargetSpec)
 		header string
 		want   string
 	}{
 		"bearer token (bearerTokenSecretRef)": {
-			set:    func(t *probing.Target) { t.BearerToken = "t0ken" },
+			set:    func(t *probing.TargetSpec) { t.BearerToken = "t0ken" },
 			header: "Authorization", want: "Bearer t0ken",
 		},
 		"basic auth (basicAuthSecretRef)": {
-			set:    func(t *probing.Target) { t.BasicAuth = &probing.BasicAuth{Username: "alice", Password: "s3cret"} },
+			set:    func(t *probing.TargetSpec) { t.BasicAuth = &probing.BasicAuth{Username: "alice", Password: "s3cret"} },
 			header: "Authorization", want: "Basic YWxpY2U6czNjcmV0",
 		},
 		"header from a Secret (headers[].valueFrom)": {
-			set: func(t *probing.Target) {
+			set: func(t *probing.TargetSpec) {
 				t.Headers = append(t.Headers, probing.Header{Name: "X-Api-Key", Value: "k3y", Sensitive: true})
 			},
 			header: "X-Api-Key", want: "k3y",
 		},
 		"literal Authorization header": {
-			set: func(t *probing.Target) {
+			set: func(t *probing.TargetSpec) {
 				t.Headers = append(t.Headers, probing.Header{Name: "authorization", Value: "Bearer literal"})
 			},
 			header: "Authorization", want: "Bearer literal",
 		},
 		"literal Cookie header": {
-			set: func(t *probing.Target) {
+			set: func(t *probing.TargetSpec) {
 				t.Headers = append(t.Headers, probing.Header{Name: "Cookie", Value: "session=1"})
 			},
 			header: "Cookie", want: "session=1",
@@ -82,7 +82,7 @@ func TestHTTPProberRedirectKeepsCredentialsOnTheirOrigin(t *testing.T) {
 				t.Parallel()
 				rec := &hopRecorder{}
 				first, second := startDualServer(t, cert, rec), startDualServer(t, cert, rec)
-				target := probing.Target{
+				target := probing.TargetSpec{
 					URL:             redirectChain(chain.hops, first.Port(), second.Port()),
 					Method:          http.MethodGet,
 					Timeout:         relaxedTimeout,
@@ -92,7 +92,7 @@ func TestHTTPProberRedirectKeepsCredentialsOnTheirOrigin(t *testing.T) {
 				}
 				cred.set(&target)
 
-				res := prober.Probe(t.Context(), target)
+				res := probe(t.Context(), prober, target)
 				require.True(t, res.Success, "%+v", res)
 				hops := rec.get()
 				require.Len(t, hops, len(chain.hops), "every hop is requested once")

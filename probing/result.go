@@ -32,9 +32,11 @@ const (
 	ReasonUnexpectedStatus Reason = "UnexpectedStatus"
 	// ReasonTooManyRedirects means the redirect limit was reached.
 	ReasonTooManyRedirects Reason = "TooManyRedirects"
-	// ReasonInvalidTarget means the target cannot be probed at all: it does
-	// not pass Target.Validate (for example a URL that does not parse, or a
-	// value left unresolved), or its TLS settings do not work. The API
+	// ReasonInvalidTarget means the target cannot be probed at all: it is
+	// the zero Target, which NewTarget did not build (NewTarget refuses a
+	// URL that does not parse, a value left unresolved, TLS settings that
+	// do not work, ...), or a target of a kind the prober does not probe.
+	// The API
 	// server's validation makes this rare; it is reported rather than
 	// crashing or guessing.
 	ReasonInvalidTarget Reason = "InvalidTarget"

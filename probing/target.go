@@ -6,24 +6,23 @@ import (
 	"fmt"
 	"net/http"
 	"net/netip"
-	"net/url"
 	"slices"
 	"time"
 
 	"github.com/networkio/webchecker/probing/pattern"
 )
 
-// Target describes what to probe and how to judge the answer. It holds
-// resolved values: the prober applies no defaults, and a Target that does
-// not Validate is not probed (see ReasonInvalidTarget).
+// TargetSpec describes what to probe and how to judge the answer: the
+// input of NewTarget, which checks it once and returns the Target that
+// probers probe. It holds resolved values: NewTarget applies no defaults.
 //
-// Its URL's scheme chooses the Kind of probe (see KindOf). The fields
-// from Method to ReuseConnections are about HTTP: only http and https
-// targets may set them (Method is required there); TLS and
+// Its URL's scheme chooses the Kind of probe (see KindOfScheme). The
+// fields from Method to ReuseConnections are about HTTP: only http and
+// https targets may set them (Method is required there); TLS and
 // CertExpiryWarning apply to every kind over TLS (https, tls, grpcs); TCP,
 // GRPC and DNS belong to their kinds; Judge and Proxy apply to every kind
 // (but a dns target cannot use a proxy).
-type Target struct {
+type TargetSpec struct {
 	// URL is the absolute URL to probe (see BuildURL): http or https with
 	// a path, or tcp, tls, grpc, grpcs or dns with a host and port only.
 	URL string
@@ -34,8 +33,9 @@ type Target struct {
 	// and reading the (size-limited) response body. It must be positive.
 	Timeout time.Duration
 	// ExpectedStatusCodes lists the accepted final status codes, each
-	// between MinStatusCode and MaxStatusCode. When empty, any 2xx or 3xx
-	// code is accepted.
+	// between MinStatusCode and MaxStatusCode; their order and repeats do
+	// not matter (NewTarget keeps them as a sorted set). When empty, any
+	// 2xx or 3xx code is accepted.
 	ExpectedStatusCodes []int
 	// FollowRedirects makes the prober follow up to MaxRedirects redirects.
 	// When false the first response, redirect or not, is judged.
@@ -78,7 +78,7 @@ type Target struct {
 	DNS *DNSOptions
 	// Judge, when set, judges the answer once the kind's own checks passed
 	// (a WebChecker's spec.conditions): a false judgement fails the probe
-	// with ReasonConditionFailed.
+	// with ReasonConditionFailed. It must be safe for concurrent use.
 	Judge Judge
 	// Proxy, when set, is the HTTP proxy every connection of the probe goes
 	// through.
@@ -97,143 +97,89 @@ var methods = []string{http.MethodGet, http.MethodHead, http.MethodPost, http.Me
 
 const expectedMethods = "expected GET, HEAD, POST, PUT or OPTIONS"
 
-// Validate reports why t cannot be probed: a URL that is not an absolute
-// URL of a known scheme with a host, a timeout that is not positive, an
-// unknown IP family, options of another kind than the URL's (HTTP
-// options on a tcp target, ...), a dns target without valid DNS options or
-// with a proxy, a proxy URL that is not http(s)://host:port; for http and
-// https a method other than GET, HEAD, POST, PUT and OPTIONS, a status
-// code out of range, or a body match without a regular expression or with
-// MaxBytes outside [1, MaxBodyMatchBytes]. It resolves nothing: an empty
-// Method is an error, not GET. The CA bundle (TLS.RootCAs) is
-// checked when a prober first builds a client for it. Messages start with
-// "invalid target" and never contain the URL's password.
-func (t Target) Validate() error {
-	_, _, err := t.validated()
-	return err
-}
-
-// validated returns t's kind and parsed URL once t passes Validate, or
-// Validate's error: the URL is parsed once, and probers use that parse.
-func (t Target) validated() (Kind, *url.URL, error) {
-	u, kind, err := parseTargetURL(t.URL)
-	if err == nil {
-		err = t.checkOptions(kind)
+// checkOptions checks the options of s, whose URL is of kind, and sorts
+// its expected status codes into a set.
+func (s *TargetSpec) checkOptions(kind Kind) error {
+	if s.Timeout <= 0 {
+		return fmt.Errorf("timeout %v is not positive", s.Timeout)
 	}
-	if err != nil {
-		return "", nil, fmt.Errorf("invalid target: %w", err)
-	}
-	return kind, u, nil
-}
-
-// validateFor is validated for the prober called name, which probes the
-// targets of kinds: a target of another kind is invalid for it.
-func (t Target) validateFor(name string, kinds ...Kind) (Kind, *url.URL, error) {
-	kind, u, err := t.validated()
-	if err == nil && !slices.Contains(kinds, kind) {
-		err = fmt.Errorf("invalid target: the %s prober cannot probe %s targets", name, kind)
-	}
-	return kind, u, err
-}
-
-// checkOptions checks the options of t, whose URL is of kind.
-func (t Target) checkOptions(kind Kind) error {
-	if t.Timeout <= 0 {
-		return fmt.Errorf("timeout %v is not positive", t.Timeout)
-	}
-	switch t.IPFamily {
+	switch s.IPFamily {
 	case IPFamilyAny, IPFamilyIPv4, IPFamilyIPv6:
 	default:
-		return fmt.Errorf("unknown IP family %q (expected IPv4, IPv6 or empty)", string(t.IPFamily))
+		return fmt.Errorf("unknown IP family %q (expected IPv4, IPv6 or empty)", string(s.IPFamily))
 	}
-	if t.TCP != nil {
+	if s.TCP != nil {
 		if kind != KindTCP && kind != KindTLS {
 			return fmt.Errorf("tcp options on a %s target", kind)
 		}
-		if err := checkMaxBodyBytes(t.TCP.MaxBytes); err != nil {
+		if err := checkMaxBodyBytes(s.TCP.MaxBytes); err != nil {
 			return fmt.Errorf("tcp: %w", err)
 		}
-		if t.TCP.Expect != nil {
-			if err := pattern.CheckWork(t.TCP.Expect, t.TCP.MaxBytes); err != nil {
+		if s.TCP.Expect != nil {
+			if err := pattern.CheckWork(s.TCP.Expect, s.TCP.MaxBytes); err != nil {
 				return fmt.Errorf("tcp: expect: %w", err)
 			}
 		}
 	}
-	if t.GRPC != (GRPCOptions{}) && kind != KindGRPC {
+	if s.GRPC != (GRPCOptions{}) && kind != KindGRPC {
 		return fmt.Errorf("grpc options on a %s target", kind)
 	}
 	switch {
-	case kind == KindDNS && t.DNS == nil:
+	case kind == KindDNS && s.DNS == nil:
 		return errors.New("dns target without dns options")
-	case kind == KindDNS && t.Proxy != nil:
+	case kind == KindDNS && s.Proxy != nil:
 		return errors.New("a dns target cannot use a proxy")
 	case kind == KindDNS:
-		if err := t.DNS.validate(); err != nil {
+		if err := s.DNS.validate(); err != nil {
 			return err
 		}
-	case t.DNS != nil:
+	case s.DNS != nil:
 		return fmt.Errorf("dns options on a %s target", kind)
 	}
-	if t.Proxy != nil {
-		if err := checkProxyURL(t.Proxy.URL); err != nil {
+	if s.Proxy != nil {
+		if err := s.Proxy.Validate(); err != nil {
 			return err
 		}
 	}
 	if kind != KindHTTP {
-		if t.Method != "" || len(t.ExpectedStatusCodes) > 0 || len(t.Headers) > 0 || t.Body != "" ||
-			t.BodyMatch != nil || t.BasicAuth != nil || t.BearerToken != "" || t.ReuseConnections {
+		if s.Method != "" || len(s.ExpectedStatusCodes) > 0 || len(s.Headers) > 0 || s.Body != "" ||
+			s.BodyMatch != nil || s.BasicAuth != nil || s.BearerToken != "" || s.ReuseConnections {
 			return fmt.Errorf("HTTP options on a %s target", kind)
 		}
 		return nil
 	}
 	switch {
-	case t.Method == "":
+	case s.Method == "":
 		return errors.New("missing method (" + expectedMethods + ")")
-	case !slices.Contains(methods, t.Method):
-		return fmt.Errorf("unsupported method %q (%s)", t.Method, expectedMethods)
+	case !slices.Contains(methods, s.Method):
+		return fmt.Errorf("unsupported method %q (%s)", s.Method, expectedMethods)
 	}
-	for _, c := range t.ExpectedStatusCodes {
+	for _, c := range s.ExpectedStatusCodes {
 		if err := checkStatusCode(c); err != nil {
 			return fmt.Errorf("expected status codes: %w", err)
 		}
 	}
-	if m := t.BodyMatch; m != nil {
-		if m.Regexp == nil {
-			return errors.New("body match without a regular expression")
-		}
-		if err := checkMaxBodyBytes(m.MaxBytes); err != nil {
-			return fmt.Errorf("body match: %w", err)
-		}
-		if err := pattern.CheckWork(m.Regexp, m.MaxBytes); err != nil {
+	slices.Sort(s.ExpectedStatusCodes)
+	s.ExpectedStatusCodes = slices.Compact(s.ExpectedStatusCodes)
+	switch m := s.BodyMatch; {
+	case m == nil:
+	case m.Regexp == nil:
+		return errors.New("body match without a regular expression")
+	default:
+		if err := m.check(); err != nil {
 			return fmt.Errorf("body match: %w", err)
 		}
 	}
 	return nil
 }
 
-// Limits of the options parsed by ParseStatusCodes and NewBodyMatch, the
-// same as the CRD's.
+// Limits of the options NewTarget checks, the same as the CRD's.
 const (
 	MinStatusCode       = 100
 	MaxStatusCode       = 599
 	MaxBodyMatchBytes   = 1 << 20
 	MaxBodyMatchPattern = 1024
 )
-
-// ParseStatusCodes checks a list of accepted status codes (each between
-// 100 and 599) and returns it sorted, without duplicates: a set, whose
-// order is not a change.
-func ParseStatusCodes(codes []int32) ([]int, error) {
-	out := make([]int, 0, len(codes))
-	for _, c := range codes {
-		if err := checkStatusCode(int(c)); err != nil {
-			return nil, err
-		}
-		out = append(out, int(c))
-	}
-	slices.Sort(out)
-	return slices.Compact(out), nil
-}
 
 func checkStatusCode(c int) error {
 	if c < MinStatusCode || c > MaxStatusCode {
@@ -242,30 +188,17 @@ func checkStatusCode(c int) error {
 	return nil
 }
 
-// NewBodyMatch compiles an RE2 regular expression (Go syntax) into a
-// BodyMatch reading at most maxBytes, which must be between 1 and
-// MaxBodyMatchBytes: the caller resolves a default, NewBodyMatch does not.
-// An expression whose program is over pattern.MaxProgramSize
-// instructions, or too large for maxBytes (its size × maxBytes over
-// pattern.MaxWork steps), is a *pattern.TooComplexError.
-func NewBodyMatch(expr string, invert bool, maxBytes int64) (*BodyMatch, error) {
-	switch {
-	case expr == "":
-		return nil, errors.New("empty regular expression")
-	case len(expr) > MaxBodyMatchPattern:
-		return nil, fmt.Errorf("regular expression longer than %d bytes", MaxBodyMatchPattern)
+// check reports why m, with a regular expression, cannot judge a body:
+// an empty expression, MaxBytes outside [1, MaxBodyMatchBytes], or an
+// expression too large for MaxBytes (a *pattern.TooComplexError).
+func (m *BodyMatch) check() error {
+	if m.Regexp.String() == "" {
+		return errors.New("empty regular expression")
 	}
-	if err := checkMaxBodyBytes(maxBytes); err != nil {
-		return nil, err
+	if err := checkMaxBodyBytes(m.MaxBytes); err != nil {
+		return err
 	}
-	re, err := pattern.Compile(expr)
-	if err != nil {
-		return nil, err
-	}
-	if err := pattern.CheckWork(re, maxBytes); err != nil {
-		return nil, err
-	}
-	return &BodyMatch{Regexp: re, Invert: invert, MaxBytes: maxBytes}, nil
+	return pattern.CheckWork(m.Regexp, m.MaxBytes)
 }
 
 func checkMaxBodyBytes(n int64) error {
@@ -334,16 +267,44 @@ const (
 // MaxRedirects is the number of redirects a probe follows at most.
 const MaxRedirects = 10
 
-// Equal reports whether t and o describe the same probe.
-func (t Target) Equal(o Target) bool {
-	return t.URL == o.URL && t.Method == o.Method && t.Timeout == o.Timeout &&
-		t.FollowRedirects == o.FollowRedirects && slices.Equal(t.ExpectedStatusCodes, o.ExpectedStatusCodes) &&
-		slices.Equal(t.Headers, o.Headers) && t.Body == o.Body && t.BodyMatch.equal(o.BodyMatch) &&
-		equalPtr(t.BasicAuth, o.BasicAuth) && t.BearerToken == o.BearerToken && t.TLS.equal(o.TLS) &&
-		t.CertExpiryWarning == o.CertExpiryWarning && t.IPFamily == o.IPFamily &&
-		t.ReuseConnections == o.ReuseConnections && t.TCP.equal(o.TCP) && t.GRPC == o.GRPC &&
-		t.DNS.equal(o.DNS) && judgeSource(t.Judge) == judgeSource(o.Judge) && equalPtr(t.Proxy, o.Proxy) &&
-		slices.Equal(t.EgressAllow, o.EgressAllow)
+// equal reports whether s and o describe the same probe.
+func (s *TargetSpec) equal(o *TargetSpec) bool {
+	return s.URL == o.URL && s.Method == o.Method && s.Timeout == o.Timeout &&
+		s.FollowRedirects == o.FollowRedirects && slices.Equal(s.ExpectedStatusCodes, o.ExpectedStatusCodes) &&
+		slices.Equal(s.Headers, o.Headers) && s.Body == o.Body && s.BodyMatch.equal(o.BodyMatch) &&
+		equalPtr(s.BasicAuth, o.BasicAuth) && s.BearerToken == o.BearerToken && s.TLS.equal(o.TLS) &&
+		s.CertExpiryWarning == o.CertExpiryWarning && s.IPFamily == o.IPFamily &&
+		s.ReuseConnections == o.ReuseConnections && s.TCP.equal(o.TCP) && s.GRPC == o.GRPC &&
+		s.DNS.equal(o.DNS) && judgeSource(s.Judge) == judgeSource(o.Judge) && equalPtr(s.Proxy, o.Proxy) &&
+		slices.Equal(s.EgressAllow, o.EgressAllow)
+}
+
+// clone returns a copy of s that shares nothing mutable with it: its
+// slices and the options its pointers point to are copied (compiled
+// regular expressions and the Judge, which never change, are shared).
+func (s TargetSpec) clone() TargetSpec {
+	s.ExpectedStatusCodes = slices.Clone(s.ExpectedStatusCodes)
+	s.Headers = slices.Clone(s.Headers)
+	s.BodyMatch = clonePtr(s.BodyMatch)
+	s.BasicAuth = clonePtr(s.BasicAuth)
+	s.TLS.RootCAs = slices.Clone(s.TLS.RootCAs)
+	s.TCP = clonePtr(s.TCP)
+	if s.DNS != nil {
+		dns := *s.DNS
+		dns.Rcodes, dns.AnswerMatch = slices.Clone(dns.Rcodes), slices.Clone(dns.AnswerMatch)
+		s.DNS = &dns
+	}
+	s.Proxy = clonePtr(s.Proxy)
+	s.EgressAllow = slices.Clone(s.EgressAllow)
+	return s
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	c := *p
+	return &c
 }
 
 func (m *BodyMatch) equal(o *BodyMatch) bool {
@@ -365,10 +326,10 @@ func equalPtr[T comparable](a, b *T) bool {
 	return *a == *b
 }
 
-// Accepts reports whether code is an accepted final status code.
-func (t Target) Accepts(code int) bool {
-	if len(t.ExpectedStatusCodes) == 0 {
+// accepts reports whether code is an accepted final status code.
+func (s *TargetSpec) accepts(code int) bool {
+	if len(s.ExpectedStatusCodes) == 0 {
 		return code >= 200 && code < 400
 	}
-	return slices.Contains(t.ExpectedStatusCodes, code)
+	return slices.Contains(s.ExpectedStatusCodes, code)
 }

@@ -19,7 +19,7 @@ type TCPOptions struct {
 	// until it matches, the server closes the connection, MaxBytes bytes
 	// were read or the timeout expires (the last three fail the probe with
 	// ReasonUnexpectedReply, or ReasonTimeout). Its size × MaxBytes is at
-	// most pattern.MaxWork (Validate); see readReply for how often it is
+	// most pattern.MaxWork (NewTarget checks it); see readReply for how often it is
 	// matched.
 	Expect *pattern.Regexp
 	// MaxBytes is how much of the reply is read at most, between 1 and
@@ -112,6 +112,12 @@ type Proxy struct {
 	// Proxy-Authorization (basic).
 	Username, Password Secret
 }
+
+// Validate reports why p cannot be a probe's proxy: a URL that is not
+// http://host:port or https://host:port, or that holds credentials (they
+// are given apart), a path, a query or a fragment. Messages never contain
+// the URL's password.
+func (p *Proxy) Validate() error { return checkProxyURL(p.URL) }
 
 func regexpString(re *pattern.Regexp) string {
 	if re == nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
 	"io"
 	"net"
 	"strconv"
@@ -37,62 +36,27 @@ func NewTCPProber(opts ProberOptions) *TCPProber {
 	return &TCPProber{opts: opts, dialer: newDialer(opts)}
 }
 
-// Probe connects to t.URL's host and port, shakes hands for tls (judging
-// the certificate chain as the HTTP prober does), sends t.TCP.Send and
-// reads until t.TCP.Expect matches (see readReply), then runs t.Judge.
-// t.Timeout bounds all of it. Probe never panics: a target that does not
-// Validate, is not tcp or tls, has no port, or whose TLS settings do not
-// work gives ReasonInvalidTarget.
+// Probe connects to the host and port of t's URL, shakes hands for tls
+// (judging the certificate chain as the HTTP prober does), sends TCP.Send
+// and reads until TCP.Expect matches (see readReply), then runs the Judge.
+// The Timeout bounds all of it. Probe never panics: the zero Target, or a
+// target that is not tcp or tls, gives ReasonInvalidTarget.
 func (p *TCPProber) Probe(ctx context.Context, t Target) Result {
 	start := time.Now()
-	return finish(p.probe(ctx, t, start), start)
-}
-
-// tcpTarget is what a probe needs of a valid tcp or tls Target.
-type tcpTarget struct {
-	kind Kind
-	url  string      // for messages, without a password
-	addr string      // host:port, as in the URL
-	tls  *tls.Config // for tls targets only
-}
-
-// parseTCPTarget checks t and returns what probing it needs; its errors
-// are the messages of ReasonInvalidTarget.
-func parseTCPTarget(t Target) (tcpTarget, error) {
-	kind, u, err := t.validateFor("TCP", KindTCP, KindTLS)
+	b, err := t.forProber("TCP", KindTCP, KindTLS)
 	if err != nil {
-		return tcpTarget{}, err
+		return finish(Result{Reason: ReasonInvalidTarget, Message: err.Error()}, start)
 	}
-	// Validation checked the port and that there is no path, query or
-	// fragment.
-	tt := tcpTarget{kind: kind, url: redactURL(u), addr: net.JoinHostPort(u.Hostname(), u.Port())}
-	if kind == KindTLS {
-		cfg, err := t.TLS.tlsConfig()
-		if err != nil {
-			return tcpTarget{}, fmt.Errorf("invalid target: TLS settings: %w", err)
-		}
-		if cfg == nil {
-			cfg = &tls.Config{}
-		}
-		if cfg.ServerName == "" {
-			cfg.ServerName = u.Hostname() // as net/http does; an IP address is verified, not sent
-		}
-		tt.tls = cfg
-	}
-	return tt, nil
+	return finish(p.probe(ctx, b, start), start)
 }
 
-func (p *TCPProber) probe(ctx context.Context, t Target, start time.Time) Result {
-	tt, err := parseTCPTarget(t)
-	if err != nil {
-		return Result{Reason: ReasonInvalidTarget, Message: err.Error()}
-	}
+func (p *TCPProber) probe(ctx context.Context, t *builtTarget, start time.Time) Result {
 	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
 
-	raw, err := dialTarget(probeCtx, p.dialer, t, tt.addr)
+	raw, err := dialTarget(probeCtx, p.dialer, t, t.addr)
 	if err != nil {
-		return p.failure(ctx, probeCtx, t, tt, "connect", err)
+		return p.failure(ctx, probeCtx, t, "connect", err)
 	}
 	conn := raw
 	defer func() { closeProbeConn(probeCtx, conn, raw) }()
@@ -105,10 +69,10 @@ func (p *TCPProber) probe(ctx context.Context, t Target, start time.Time) Result
 	defer stop()
 
 	var state *tls.ConnectionState
-	if tt.tls != nil {
-		tc := tls.Client(raw, tt.tls)
+	if t.tls != nil {
+		tc := tls.Client(raw, t.tls)
 		if err := tc.HandshakeContext(probeCtx); err != nil {
-			return p.failure(ctx, probeCtx, t, tt, "handshake", err)
+			return p.failure(ctx, probeCtx, t, "handshake", err)
 		}
 		s := tc.ConnectionState()
 		conn, state = tc, &s
@@ -120,16 +84,16 @@ func (p *TCPProber) probe(ctx context.Context, t Target, start time.Time) Result
 			// A server that closed the connection may have answered
 			// first: its reply is still read.
 			if _, err := io.WriteString(conn, o.Send); err != nil && (o.Expect == nil || !closedByServer(err)) {
-				return p.failure(ctx, probeCtx, t, tt, "send", err)
+				return p.failure(ctx, probeCtx, t, "send", err)
 			}
 		}
 		if o.Expect != nil {
 			var end replyEnd
 			if reply, end, err = readReply(probeCtx, conn, o.Expect, o.MaxBytes); err != nil {
-				return p.failure(ctx, probeCtx, t, tt, "read", err)
+				return p.failure(ctx, probeCtx, t, "read", err)
 			}
 			if end != replyMatched {
-				res := Result{Reason: ReasonUnexpectedReply, Message: unexpectedReplyMessage(tt.url, o, end)}
+				res := Result{Reason: ReasonUnexpectedReply, Message: unexpectedReplyMessage(t.redacted, o, end)}
 				setCertificateExpiry(&res, state)
 				return res
 			}
@@ -141,7 +105,7 @@ func (p *TCPProber) probe(ctx context.Context, t Target, start time.Time) Result
 	res.CertificateWarning = BoundMessage(certificateExpiring(state, cert, t.CertExpiryWarning, time.Now()))
 	if t.Judge != nil {
 		answer := &Answer{
-			Kind:    tt.kind,
+			Kind:    t.kind,
 			Latency: time.Since(start),
 			TCP:     &TCPAnswer{Reply: reply},
 			TLS:     tlsAnswer(state),
@@ -184,8 +148,8 @@ func closeProbeConn(probeCtx context.Context, conn, raw net.Conn) {
 // also the connection's: a network timeout is the probe's timeout. The
 // message names the step and the URL, as the HTTP prober's name the
 // method and URL, and quotes nothing the server sent (see errorText).
-func (p *TCPProber) failure(ctx, probeCtx context.Context, t Target, tt tcpTarget, op string, err error) Result {
-	prefix := op + " " + strconv.Quote(tt.url) + ": "
+func (p *TCPProber) failure(ctx, probeCtx context.Context, t *builtTarget, op string, err error) Result {
+	prefix := op + " " + strconv.Quote(t.redacted) + ": "
 	switch {
 	case ctx.Err() != nil:
 		return Result{Reason: ReasonTimeout, Message: prefix + "probe cancelled: " + ctx.Err().Error()}
@@ -198,7 +162,7 @@ func (p *TCPProber) failure(ctx, probeCtx context.Context, t Target, tt tcpTarge
 		// was read yet (see msgClosedBeforeAnswer).
 		return Result{Reason: reason, Message: prefix + msgClosedBeforeAnswer}
 	}
-	host, _, _ := net.SplitHostPort(tt.addr)
-	scope := textScope{dnsServer: p.opts.DNSServer, addr: tt.addr, names: []string{host, t.TLS.ServerName}}
+	host, _, _ := net.SplitHostPort(t.addr)
+	scope := textScope{dnsServer: p.opts.DNSServer, addr: t.addr, names: []string{host, t.TLS.ServerName}}
 	return Result{Reason: reason, Message: prefix + errorText(err, scope)}
 }

@@ -52,7 +52,7 @@ func readReply(ctx context.Context, r io.Reader, expect *pattern.Regexp, limit i
 // hostile target could keep a probe worker (and a CPU) busy for the whole
 // timeout. The bytes scanned by the matches before the last are therefore
 // bounded by a budget, pattern.MaxWork / Size bytes (at least the read
-// limit, since Validate holds Size × limit under pattern.MaxWork): once it
+// limit, since NewTarget holds Size × limit under pattern.MaxWork): once it
 // is spent, the reply is matched only when the server closes or the limit
 // is reached. All the matches of one reply thus take at most twice
 // pattern.MaxWork steps, linear in the limit however the reply arrives,

@@ -39,7 +39,7 @@ func tcpURL(scheme, host string, srv *probetest.BannerServer) string {
 
 // tcpCase is a probe of a tcp or tls target and what it must give.
 type tcpCase struct {
-	target      probing.Target
+	target      probing.TargetSpec
 	wantReason  probing.Reason
 	wantMessage string // exact, when set
 	wantContain string // when set
@@ -55,7 +55,7 @@ func runTCPCases(t *testing.T, prober probing.Prober, cases map[string]tcpCase) 
 			if tc.target.Timeout == 0 {
 				tc.target.Timeout = relaxedTimeout
 			}
-			res := prober.Probe(t.Context(), tc.target)
+			res := probe(t.Context(), prober, tc.target)
 			assert.Equal(t, tc.wantReason, res.Reason, "%+v", res)
 			assert.Equal(t, tc.wantReason == probing.ReasonSucceeded, res.Success, "%+v", res)
 			switch {
@@ -68,7 +68,7 @@ func runTCPCases(t *testing.T, prober probing.Prober, cases map[string]tcpCase) 
 			}
 			assert.Positive(t, res.Duration)
 			assert.NotRegexp(t, `:\d+->`, res.Message, "no ephemeral port")
-			again := prober.Probe(t.Context(), tc.target)
+			again := probe(t.Context(), prober, tc.target)
 			assert.True(t, res.SameOutcome(again), "stable outcome:\n%+v\n%+v", res, again)
 		})
 	}
@@ -102,22 +102,22 @@ func tcpConnectionFailures(t *testing.T, dnsAddr string) map[string]tcpCase {
 	reset := resetAfterQuery(t)
 	return map[string]tcpCase{
 		"connection refused": {
-			target:      probing.Target{URL: refused},
+			target:      probing.TargetSpec{URL: refused},
 			wantReason:  probing.ReasonConnectionFailed,
 			wantMessage: `connect "` + refused + `": dial tcp ` + strings.TrimPrefix(refused, "tcp://") + `: connect: connection refused`,
 		},
 		"connection reset while reading: as a close (timing tells them apart)": {
-			target:      probing.Target{URL: reset, TCP: expectReply("PING\r\n", `^\+PONG`, 1024)},
+			target:      probing.TargetSpec{URL: reset, TCP: expectReply("PING\r\n", `^\+PONG`, 1024)},
 			wantReason:  probing.ReasonUnexpectedReply,
 			wantMessage: `read "` + reset + `": reply does not match "^\\+PONG": the server closed the connection`,
 		},
 		"unknown name": {
-			target:      probing.Target{URL: "tcp://nowhere.test:25"},
+			target:      probing.TargetSpec{URL: "tcp://nowhere.test:25"},
 			wantReason:  probing.ReasonDNSFailed,
 			wantMessage: `connect "tcp://nowhere.test:25": dial tcp: lookup nowhere.test on ` + dnsAddr + `: no such host`,
 		},
 		"unknown name, tls": {
-			target:      probing.Target{URL: "tls://nowhere.test:465"},
+			target:      probing.TargetSpec{URL: "tls://nowhere.test:465"},
 			wantReason:  probing.ReasonDNSFailed,
 			wantMessage: `connect "tls://nowhere.test:465": dial tcp: lookup nowhere.test on ` + dnsAddr + `: no such host`,
 		},
@@ -139,52 +139,52 @@ func TestTCPProber(t *testing.T) {
 
 	runTCPCases(t, prober, map[string]tcpCase{
 		"connects by name": {
-			target: probing.Target{URL: tcpURL("tcp", "healthy.test", silent)}, wantReason: probing.ReasonSucceeded,
+			target: probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", silent)}, wantReason: probing.ReasonSucceeded,
 		},
 		"IPv4 only": {
-			target: probing.Target{URL: tcpURL("tcp", "healthy.test", silent), IPFamily: probing.IPFamilyIPv4}, wantReason: probing.ReasonSucceeded,
+			target: probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", silent), IPFamily: probing.IPFamilyIPv4}, wantReason: probing.ReasonSucceeded,
 		},
 		"IPv6 only, to a name without an IPv6 address": {
-			target:      probing.Target{URL: tcpURL("tcp", "healthy.test", silent), IPFamily: probing.IPFamilyIPv6},
+			target:      probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", silent), IPFamily: probing.IPFamilyIPv6},
 			wantReason:  probing.ReasonDNSFailed,
 			wantContain: `connect "tcp://healthy.test:` + silent.Port() + `": dial tcp6: lookup healthy.test`,
 		},
 		"connects by address": {
-			target: probing.Target{URL: tcpURL("tcp", "127.0.0.1", silent)}, wantReason: probing.ReasonSucceeded,
+			target: probing.TargetSpec{URL: tcpURL("tcp", "127.0.0.1", silent)}, wantReason: probing.ReasonSucceeded,
 		},
 		"sends without expecting": {
-			target:     probing.Target{URL: tcpURL("tcp", "healthy.test", silent), TCP: &probing.TCPOptions{Send: "hello\r\n", MaxBytes: 1}},
+			target:     probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", silent), TCP: &probing.TCPOptions{Send: "hello\r\n", MaxBytes: 1}},
 			wantReason: probing.ReasonSucceeded,
 		},
 		"banner": {
-			target:     probing.Target{URL: tcpURL("tcp", "healthy.test", smtp), TCP: expectReply("", `^220 `, 1024)},
+			target:     probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", smtp), TCP: expectReply("", `^220 `, 1024)},
 			wantReason: probing.ReasonSucceeded,
 		},
 		"query and reply": {
-			target:     probing.Target{URL: tcpURL("tcp", "healthy.test", redis), TCP: expectReply("PING\r\n", `^\+PONG`, 1024)},
+			target:     probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", redis), TCP: expectReply("PING\r\n", `^\+PONG`, 1024)},
 			wantReason: probing.ReasonSucceeded,
 		},
 		"a server that hangs up matches an expression of the empty reply": {
-			target:     probing.Target{URL: tcpURL("tcp", "healthy.test", hangUp), TCP: expectReply("", `^$`, 1024)},
+			target:     probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", hangUp), TCP: expectReply("", `^$`, 1024)},
 			wantReason: probing.ReasonSucceeded,
 		},
 		"reply mismatch: the server closed the connection": {
-			target:      probing.Target{URL: tcpURL("tcp", "healthy.test", goAway), TCP: expectReply("", `^220 `, 1024)},
+			target:      probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", goAway), TCP: expectReply("", `^220 `, 1024)},
 			wantReason:  probing.ReasonUnexpectedReply,
 			wantMessage: `read "tcp://healthy.test:` + goAway.Port() + `": reply does not match "^220 ": the server closed the connection`,
 		},
 		"reply mismatch: the server hung up without a word": {
-			target:      probing.Target{URL: tcpURL("tcp", "healthy.test", hangUp), TCP: expectReply("", `^220 `, 1024)},
+			target:      probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", hangUp), TCP: expectReply("", `^220 `, 1024)},
 			wantReason:  probing.ReasonUnexpectedReply,
 			wantMessage: `read "tcp://healthy.test:` + hangUp.Port() + `": reply does not match "^220 ": the server closed the connection`,
 		},
 		"reply mismatch: read limit": {
-			target:      probing.Target{URL: tcpURL("tcp", "healthy.test", chatty), TCP: expectReply("", `ready`, 16)},
+			target:      probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", chatty), TCP: expectReply("", `ready`, 16)},
 			wantReason:  probing.ReasonUnexpectedReply,
 			wantMessage: `read "tcp://healthy.test:` + chatty.Port() + `": reply does not match "ready" within its first 16 bytes`,
 		},
 		"a match within the read limit": {
-			target:     probing.Target{URL: tcpURL("tcp", "healthy.test", chatty), TCP: expectReply("", `^chatter chatter`, 16)},
+			target:     probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", chatty), TCP: expectReply("", `^chatter chatter`, 16)},
 			wantReason: probing.ReasonSucceeded,
 		},
 	})
@@ -196,7 +196,7 @@ func TestTCPProberSends(t *testing.T) {
 	t.Parallel()
 	prober := newKindTestProber(t, newDNS(t), probing.ProberOptions{})
 	srv := probetest.NewTestBannerServer(t, probetest.BannerOptions{Query: "PING\r\n", Reply: "+PONG\r\n"})
-	res := prober.Probe(t.Context(), probing.Target{
+	res := probe(t.Context(), prober, probing.TargetSpec{
 		URL: tcpURL("tcp", "healthy.test", srv), Timeout: relaxedTimeout, TCP: expectReply("PING\r\n", `^\+PONG\r\n`, 64),
 	})
 	require.True(t, res.Success, "%+v", res)
@@ -212,15 +212,15 @@ func TestTCPProberTimeout(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 
 	tests := map[string]struct {
-		target      probing.Target
+		target      probing.TargetSpec
 		wantMessage string
 	}{
 		"waiting for the reply": {
-			target:      probing.Target{URL: tcpURL("tcp", "healthy.test", silent), TCP: expectReply("PING\r\n", `^\+PONG`, 1024)},
+			target:      probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", silent), TCP: expectReply("PING\r\n", `^\+PONG`, 1024)},
 			wantMessage: `read "tcp://healthy.test:` + silent.Port() + `": timeout after 300ms`,
 		},
 		"waiting for the handshake": {
-			target:      probing.Target{URL: tcpURL("tls", "healthy.test", silent)},
+			target:      probing.TargetSpec{URL: tcpURL("tls", "healthy.test", silent)},
 			wantMessage: `handshake "tls://healthy.test:` + silent.Port() + `": timeout after 300ms`,
 		},
 	}
@@ -228,12 +228,12 @@ func TestTCPProberTimeout(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			tc.target.Timeout = timeout
-			res := prober.Probe(t.Context(), tc.target)
+			res := probe(t.Context(), prober, tc.target)
 			assert.Equal(t, probing.ReasonTimeout, res.Reason, "%+v", res)
 			assert.Equal(t, tc.wantMessage, res.Message)
 			assert.GreaterOrEqual(t, res.Duration, timeout)
 			assert.Less(t, res.Duration, timeout+slack)
-			again := prober.Probe(t.Context(), tc.target)
+			again := probe(t.Context(), prober, tc.target)
 			assert.True(t, res.SameOutcome(again), "%+v\n%+v", res, again)
 		})
 	}
@@ -247,14 +247,14 @@ func TestTCPProberCancelled(t *testing.T) {
 		t.Run(scheme, func(t *testing.T) {
 			t.Parallel()
 			silent := probetest.NewTestBannerServer(t, probetest.BannerOptions{})
-			target := probing.Target{URL: tcpURL(scheme, "healthy.test", silent), Timeout: time.Minute}
+			target := probing.TargetSpec{URL: tcpURL(scheme, "healthy.test", silent), Timeout: time.Minute}
 			if scheme == "tcp" {
 				target.TCP = expectReply("", `^220 `, 1024)
 			}
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			done := make(chan probing.Result, 1)
-			go func() { done <- prober.Probe(ctx, target) }()
+			go func() { done <- probe(ctx, prober, target) }()
 			require.Eventually(t, func() bool { return silent.Accepted() > 0 }, relaxedTimeout, 10*time.Millisecond)
 			cancel()
 			select {
@@ -284,17 +284,17 @@ func TestTCPProberEgressDenied(t *testing.T) {
 
 	runTCPCases(t, prober, map[string]tcpCase{
 		"by address": {
-			target:      probing.Target{URL: "tcp://" + addr, TCP: expectReply("", `^220`, 64)},
+			target:      probing.TargetSpec{URL: "tcp://" + addr, TCP: expectReply("", `^220`, 64)},
 			wantReason:  probing.ReasonEgressDenied,
 			wantMessage: `connect "tcp://` + addr + `": dial tcp ` + addr + `: egress to 127.0.0.2 denied: denied range 127.0.0.2/32 (--deny-cidrs)`,
 		},
 		"by name": {
-			target:      probing.Target{URL: tcpURL("tcp", "denied.test", srv)},
+			target:      probing.TargetSpec{URL: tcpURL("tcp", "denied.test", srv)},
 			wantReason:  probing.ReasonEgressDenied,
 			wantMessage: `connect "tcp://denied.test:` + srv.Port() + `": dial tcp denied.test:` + srv.Port() + `: egress to 127.0.0.2 denied: denied range 127.0.0.2/32 (--deny-cidrs)`,
 		},
 		"tls by name": {
-			target:      probing.Target{URL: tcpURL("tls", "denied.test", srv)},
+			target:      probing.TargetSpec{URL: tcpURL("tls", "denied.test", srv)},
 			wantReason:  probing.ReasonEgressDenied,
 			wantContain: `connect "tls://denied.test:` + srv.Port() + `": dial tcp denied.test:` + srv.Port() + `: egress to 127.0.0.2 denied: `,
 		},
@@ -334,40 +334,40 @@ func TestTLSProber(t *testing.T) {
 
 	runTCPCases(t, prober, map[string]tcpCase{
 		"trusted certificate, by name": {
-			target: probing.Target{URL: tcpURL("tls", "healthy.test", s.trusted), TLS: trust(s.valid)}, wantReason: probing.ReasonSucceeded,
+			target: probing.TargetSpec{URL: tcpURL("tls", "healthy.test", s.trusted), TLS: trust(s.valid)}, wantReason: probing.ReasonSucceeded,
 		},
 		"trusted certificate, by address": {
-			target: probing.Target{URL: tcpURL("tls", "127.0.0.1", s.trusted), TLS: trust(s.valid)}, wantReason: probing.ReasonSucceeded,
+			target: probing.TargetSpec{URL: tcpURL("tls", "127.0.0.1", s.trusted), TLS: trust(s.valid)}, wantReason: probing.ReasonSucceeded,
 		},
 		"query and reply over TLS": {
-			target:     probing.Target{URL: tcpURL("tls", "healthy.test", s.redis), TLS: trust(s.valid), TCP: expectReply("PING\r\n", `^\+PONG`, 64)},
+			target:     probing.TargetSpec{URL: tcpURL("tls", "healthy.test", s.redis), TLS: trust(s.valid), TCP: expectReply("PING\r\n", `^\+PONG`, 64)},
 			wantReason: probing.ReasonSucceeded,
 		},
 		"reply mismatch over TLS": {
-			target:      probing.Target{URL: tcpURL("tls", "healthy.test", s.expiring), TLS: trust(s.soon), TCP: expectReply("", `^\+PONG`, 8)},
+			target:      probing.TargetSpec{URL: tcpURL("tls", "healthy.test", s.expiring), TLS: trust(s.soon), TCP: expectReply("", `^\+PONG`, 8)},
 			wantReason:  probing.ReasonUnexpectedReply,
 			wantMessage: `read "tls://healthy.test:` + s.expiring.Port() + `": reply does not match "^\\+PONG" within its first 8 bytes`,
 		},
 		"ServerName verified instead of the host name": {
-			target:     probing.Target{URL: tcpURL("tls", "healthy.test", s.wrong), TLS: probing.TLSOptions{RootCAs: s.other.PEM, ServerName: "other.test"}},
+			target:     probing.TargetSpec{URL: tcpURL("tls", "healthy.test", s.wrong), TLS: probing.TLSOptions{RootCAs: s.other.PEM, ServerName: "other.test"}},
 			wantReason: probing.ReasonSucceeded,
 		},
 		"InsecureSkipVerify": {
-			target:     probing.Target{URL: tcpURL("tls", "healthy.test", s.wrong), TLS: probing.TLSOptions{InsecureSkipVerify: true}},
+			target:     probing.TargetSpec{URL: tcpURL("tls", "healthy.test", s.wrong), TLS: probing.TLSOptions{InsecureSkipVerify: true}},
 			wantReason: probing.ReasonSucceeded,
 		},
 		"untrusted certificate": {
-			target:      probing.Target{URL: tcpURL("tls", "healthy.test", s.trusted)},
+			target:      probing.TargetSpec{URL: tcpURL("tls", "healthy.test", s.trusted)},
 			wantReason:  probing.ReasonTLSError,
 			wantMessage: `handshake "tls://healthy.test:` + s.trusted.Port() + `": tls: failed to verify certificate: x509: certificate signed by unknown authority`,
 		},
 		"certificate of another name": {
-			target:      probing.Target{URL: tcpURL("tls", "healthy.test", s.wrong), TLS: trust(s.other)},
+			target:      probing.TargetSpec{URL: tcpURL("tls", "healthy.test", s.wrong), TLS: trust(s.other)},
 			wantReason:  probing.ReasonTLSError,
 			wantContain: `handshake "tls://healthy.test:` + s.wrong.Port() + `": tls: failed to verify certificate: x509: certificate is not valid for "healthy.test"`,
 		},
 		"a server that does not speak TLS": {
-			target:      probing.Target{URL: tcpURL("tls", "healthy.test", s.plain)},
+			target:      probing.TargetSpec{URL: tcpURL("tls", "healthy.test", s.plain)},
 			wantReason:  probing.ReasonTLSError,
 			wantContain: `handshake "tls://healthy.test:` + s.plain.Port() + `": tls: `,
 		},
@@ -383,9 +383,9 @@ func TestTLSProberCertificateExpiry(t *testing.T) {
 	s := startTLSServers(t)
 	const day = 24 * time.Hour
 
-	target := probing.Target{URL: tcpURL("tls", "healthy.test", s.expiring), Timeout: relaxedTimeout,
+	target := probing.TargetSpec{URL: tcpURL("tls", "healthy.test", s.expiring), Timeout: relaxedTimeout,
 		TLS: probing.TLSOptions{RootCAs: s.soon.PEM}, CertExpiryWarning: day, TCP: expectReply("", `^220 `, 64)}
-	res := prober.Probe(t.Context(), target)
+	res := probe(t.Context(), prober, target)
 	require.True(t, res.Success, "%+v", res)
 	require.NotNil(t, res.CertificateExpiry)
 	assert.True(t, res.CertificateExpiry.Equal(s.soon.X509.NotAfter), "%v", res.CertificateExpiry)
@@ -394,31 +394,31 @@ func TestTLSProberCertificateExpiry(t *testing.T) {
 
 	noWarning := target
 	noWarning.CertExpiryWarning = 0
-	res = prober.Probe(t.Context(), noWarning)
+	res = probe(t.Context(), prober, noWarning)
 	assert.True(t, res.Success, "%+v", res)
 	assert.Empty(t, res.CertificateWarning)
 	assert.NotNil(t, res.CertificateExpiry)
 
 	mismatch := target
 	mismatch.TCP = expectReply("", `^\+PONG`, 8)
-	res = prober.Probe(t.Context(), mismatch)
+	res = probe(t.Context(), prober, mismatch)
 	assert.Equal(t, probing.ReasonUnexpectedReply, res.Reason, "%+v", res)
 	assert.Empty(t, res.CertificateWarning)
 	require.NotNil(t, res.CertificateExpiry)
 	assert.True(t, res.CertificateExpiry.Equal(s.soon.X509.NotAfter))
 
-	res = prober.Probe(t.Context(), probing.Target{URL: tcpURL("tcp", "healthy.test", s.plain), Timeout: relaxedTimeout, CertExpiryWarning: day})
+	res = probe(t.Context(), prober, probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", s.plain), Timeout: relaxedTimeout, CertExpiryWarning: day})
 	assert.True(t, res.Success, "%+v", res)
 	assert.Nil(t, res.CertificateExpiry, "no certificate without TLS")
 
 	expired := probetest.NewCertificate(t, "healthy.test", time.Now().Add(-2*day), time.Now().Add(-day))
 	srv := probetest.NewTestBannerServer(t, probetest.BannerOptions{TLS: &expired.TLS})
-	res = prober.Probe(t.Context(), probing.Target{URL: tcpURL("tls", "healthy.test", srv), Timeout: relaxedTimeout,
+	res = probe(t.Context(), prober, probing.TargetSpec{URL: tcpURL("tls", "healthy.test", srv), Timeout: relaxedTimeout,
 		TLS: probing.TLSOptions{RootCAs: expired.PEM}})
 	assert.Equal(t, probing.ReasonTLSError, res.Reason, "%+v", res)
 	assert.Contains(t, res.Message, "x509: certificate has expired or is not yet valid")
 	assert.NotContains(t, res.Message, "current time", "stable message")
-	res = prober.Probe(t.Context(), probing.Target{URL: tcpURL("tls", "healthy.test", srv), Timeout: relaxedTimeout,
+	res = probe(t.Context(), prober, probing.TargetSpec{URL: tcpURL("tls", "healthy.test", srv), Timeout: relaxedTimeout,
 		TLS: probing.TLSOptions{InsecureSkipVerify: true}, CertExpiryWarning: day})
 	assert.True(t, res.Success, "%+v", res)
 	assert.Equal(t, `the server's certificate expired at `+expired.X509.NotAfter.UTC().Format(time.RFC3339), res.CertificateWarning)
@@ -449,14 +449,14 @@ func TestTCPProberJudge(t *testing.T) {
 	t.Parallel()
 	prober := newKindTestProber(t, newDNS(t), probing.ProberOptions{})
 	s := startTLSServers(t)
-	probe := func(target probing.Target, j *replyJudge) (probing.Result, *probing.Answer) {
+	probe := func(target probing.TargetSpec, j *replyJudge) (probing.Result, *probing.Answer) {
 		target.Timeout, target.Judge = relaxedTimeout, j
-		res := prober.Probe(t.Context(), target)
+		res := probe(t.Context(), prober, target)
 		return res, j.last.Load()
 	}
 
 	j := &replyJudge{want: "ready"}
-	res, a := probe(probing.Target{URL: tcpURL("tcp", "healthy.test", s.plain), TCP: expectReply("", `^220`, 64)}, j)
+	res, a := probe(probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", s.plain), TCP: expectReply("", `^220`, 64)}, j)
 	assert.True(t, res.Success, "%+v", res)
 	require.NotNil(t, a)
 	assert.Equal(t, probing.KindTCP, a.Kind)
@@ -464,19 +464,19 @@ func TestTCPProberJudge(t *testing.T) {
 	assert.Nil(t, a.TLS)
 	assert.Positive(t, a.Latency)
 
-	res, _ = probe(probing.Target{URL: tcpURL("tcp", "healthy.test", s.plain), TCP: expectReply("", `^220`, 64)}, &replyJudge{want: "busy"})
+	res, _ = probe(probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", s.plain), TCP: expectReply("", `^220`, 64)}, &replyJudge{want: "busy"})
 	assert.Equal(t, probing.ReasonConditionFailed, res.Reason, "%+v", res)
 	assert.Equal(t, `reply does not contain "busy"`, res.Message)
 
 	// Without Expect nothing is read, so a Judge sees an empty reply.
 	j = &replyJudge{want: "ready"}
-	res, a = probe(probing.Target{URL: tcpURL("tcp", "healthy.test", s.plain)}, j)
+	res, a = probe(probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", s.plain)}, j)
 	assert.Equal(t, probing.ReasonConditionFailed, res.Reason, "%+v", res)
 	require.NotNil(t, a)
 	assert.Empty(t, a.TCP.Reply)
 
 	j = &replyJudge{want: "+PONG"}
-	res, a = probe(probing.Target{URL: tcpURL("tls", "healthy.test", s.redis), TLS: probing.TLSOptions{RootCAs: s.valid.PEM},
+	res, a = probe(probing.TargetSpec{URL: tcpURL("tls", "healthy.test", s.redis), TLS: probing.TLSOptions{RootCAs: s.valid.PEM},
 		TCP: expectReply("PING\r\n", `PONG`, 64)}, j)
 	assert.True(t, res.Success, "%+v", res)
 	require.NotNil(t, a)
@@ -488,7 +488,7 @@ func TestTCPProberJudge(t *testing.T) {
 	assert.Equal(t, []string{"healthy.test"}, a.TLS.DNSNames)
 
 	// A failed condition clears the certificate warning, not the expiry.
-	res, a = probe(probing.Target{URL: tcpURL("tls", "healthy.test", s.expiring), TLS: probing.TLSOptions{RootCAs: s.soon.PEM},
+	res, a = probe(probing.TargetSpec{URL: tcpURL("tls", "healthy.test", s.expiring), TLS: probing.TLSOptions{RootCAs: s.soon.PEM},
 		TCP: expectReply("", `^220`, 64), CertExpiryWarning: 24 * time.Hour}, &replyJudge{want: "ready"})
 	assert.Equal(t, probing.ReasonConditionFailed, res.Reason, "%+v", res)
 	assert.Equal(t, "certificate expires within a day", res.Message)
@@ -498,56 +498,59 @@ func TestTCPProberJudge(t *testing.T) {
 	assert.True(t, a.TLS.Expiry.Equal(s.soon.X509.NotAfter))
 }
 
-// A target that cannot be probed is not: no connection is made.
+// A target that cannot be probed is not built, so not probed: no
+// connection is made.
 func TestTCPProberInvalidTarget(t *testing.T) {
 	t.Parallel()
-	prober := newKindTestProber(t, newDNS(t), probing.ProberOptions{})
 	srv := probetest.NewTestBannerServer(t, probetest.BannerOptions{Banner: "220 ready\r\n"})
 	url := tcpURL("tcp", "healthy.test", srv)
 
 	tests := map[string]struct {
-		target      probing.Target
+		target      probing.TargetSpec
 		wantMessage string
 	}{
 		"HTTP method on a tcp target": {
-			target:      probing.Target{URL: url, Method: "GET", Timeout: relaxedTimeout},
+			target:      probing.TargetSpec{URL: url, Method: "GET", Timeout: relaxedTimeout},
 			wantMessage: "invalid target: HTTP options on a tcp target",
 		},
 		"body match on a tls target": {
-			target:      probing.Target{URL: tcpURL("tls", "healthy.test", srv), Timeout: relaxedTimeout, BodyMatch: &probing.BodyMatch{Regexp: pattern.MustCompile("x"), MaxBytes: 1}},
+			target:      probing.TargetSpec{URL: tcpURL("tls", "healthy.test", srv), Timeout: relaxedTimeout, BodyMatch: &probing.BodyMatch{Regexp: pattern.MustCompile("x"), MaxBytes: 1}},
 			wantMessage: "invalid target: HTTP options on a tls target",
 		},
 		"no timeout": {
-			target:      probing.Target{URL: url},
+			target:      probing.TargetSpec{URL: url},
 			wantMessage: "invalid target: timeout 0s is not positive",
 		},
 		"read limit out of range": {
-			target:      probing.Target{URL: url, Timeout: relaxedTimeout, TCP: expectReply("", "220", 0)},
+			target:      probing.TargetSpec{URL: url, Timeout: relaxedTimeout, TCP: expectReply("", "220", 0)},
 			wantMessage: "invalid target: tcp: maxBodyBytes 0 is not between 1 and 1048576",
 		},
 		"no port": {
-			target:      probing.Target{URL: "tcp://healthy.test", Timeout: relaxedTimeout},
+			target:      probing.TargetSpec{URL: "tcp://healthy.test", Timeout: relaxedTimeout},
 			wantMessage: `invalid target: URL "tcp://healthy.test": missing or invalid port (a tcp URL has no default port)`,
 		},
 		"a path": {
-			target:      probing.Target{URL: url + "/x", Timeout: relaxedTimeout},
+			target:      probing.TargetSpec{URL: url + "/x", Timeout: relaxedTimeout},
 			wantMessage: `invalid target: URL "` + url + `/x": a tcp URL has no path, query or fragment`,
 		},
 		"a CA bundle without certificates": {
-			target:      probing.Target{URL: tcpURL("tls", "healthy.test", srv), Timeout: relaxedTimeout, TLS: probing.TLSOptions{RootCAs: []byte("not PEM")}},
+			target:      probing.TargetSpec{URL: tcpURL("tls", "healthy.test", srv), Timeout: relaxedTimeout, TLS: probing.TLSOptions{RootCAs: []byte("not PEM")}},
 			wantMessage: "invalid target: TLS settings: the CA bundle holds no PEM-encoded certificate",
 		},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res := prober.Probe(t.Context(), tc.target)
-			assert.False(t, res.Success)
-			assert.Equal(t, probing.ReasonInvalidTarget, res.Reason, "%+v", res)
-			assert.Equal(t, tc.wantMessage, res.Message)
-			assert.Positive(t, res.Duration)
+			_, err := probing.NewTarget(tc.target)
+			assert.EqualError(t, err, tc.wantMessage)
 		})
 	}
+	// Nor is a target of another kind, which NewTarget builds.
+	res := probing.NewTCPProber(probing.ProberOptions{}).Probe(t.Context(), mustTarget(t, probing.TargetSpec{URL: "dns://127.0.0.1", Timeout: time.Second,
+		DNS: &probing.DNSOptions{Name: "a.test", Type: "A", Transport: "udp"}}))
+	assert.Equal(t, probing.ReasonInvalidTarget, res.Reason)
+	assert.Equal(t, "invalid target: the TCP prober cannot probe dns targets", res.Message)
+	assert.Positive(t, res.Duration)
 	t.Cleanup(func() { assert.Zero(t, srv.Accepted(), "an invalid target was probed") })
 }
 
@@ -560,31 +563,31 @@ func TestTCPProberClosesConnections(t *testing.T) {
 
 	tests := map[string]struct {
 		srv        *probetest.BannerServer
-		target     probing.Target
+		target     probing.TargetSpec
 		wantReason probing.Reason
 	}{
 		"tcp success": {
-			srv: s.plain, target: probing.Target{URL: tcpURL("tcp", "healthy.test", s.plain), TCP: expectReply("", "^220", 64)},
+			srv: s.plain, target: probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", s.plain), TCP: expectReply("", "^220", 64)},
 			wantReason: probing.ReasonSucceeded,
 		},
 		"tcp reply mismatch": {
-			srv: s.plain, target: probing.Target{URL: tcpURL("tcp", "healthy.test", s.plain), TCP: expectReply("", "^500", 4)},
+			srv: s.plain, target: probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", s.plain), TCP: expectReply("", "^500", 4)},
 			wantReason: probing.ReasonUnexpectedReply,
 		},
 		"tcp timeout": {
-			srv: silent, target: probing.Target{URL: tcpURL("tcp", "healthy.test", silent), TCP: expectReply("", "^220", 64), Timeout: 200 * time.Millisecond},
+			srv: silent, target: probing.TargetSpec{URL: tcpURL("tcp", "healthy.test", silent), TCP: expectReply("", "^220", 64), Timeout: 200 * time.Millisecond},
 			wantReason: probing.ReasonTimeout,
 		},
 		"tls success": {
-			srv: s.trusted, target: probing.Target{URL: tcpURL("tls", "healthy.test", s.trusted), TLS: probing.TLSOptions{RootCAs: s.valid.PEM}},
+			srv: s.trusted, target: probing.TargetSpec{URL: tcpURL("tls", "healthy.test", s.trusted), TLS: probing.TLSOptions{RootCAs: s.valid.PEM}},
 			wantReason: probing.ReasonSucceeded,
 		},
 		"tls untrusted": {
-			srv: s.trusted, target: probing.Target{URL: tcpURL("tls", "healthy.test", s.trusted)},
+			srv: s.trusted, target: probing.TargetSpec{URL: tcpURL("tls", "healthy.test", s.trusted)},
 			wantReason: probing.ReasonTLSError,
 		},
 		"tls handshake timeout": {
-			srv: silent, target: probing.Target{URL: tcpURL("tls", "healthy.test", silent), Timeout: 200 * time.Millisecond},
+			srv: silent, target: probing.TargetSpec{URL: tcpURL("tls", "healthy.test", silent), Timeout: 200 * time.Millisecond},
 			wantReason: probing.ReasonTimeout,
 		},
 	}
@@ -594,7 +597,7 @@ func TestTCPProberClosesConnections(t *testing.T) {
 				tc.target.Timeout = relaxedTimeout
 			}
 			before := tc.srv.Accepted()
-			res := prober.Probe(t.Context(), tc.target)
+			res := probe(t.Context(), prober, tc.target)
 			require.Equal(t, tc.wantReason, res.Reason, "%+v", res)
 			require.Equal(t, before+1, tc.srv.Accepted(), "one connection per probe")
 			require.Eventually(t, func() bool { return tc.srv.Open() == 0 }, relaxedTimeout, 10*time.Millisecond,

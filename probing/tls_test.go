@@ -95,7 +95,7 @@ func TestHTTPProberCertificateExpiryFromVerifiedChain(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := startChainServer(t, tc.chain)
-			res := prober.Probe(t.Context(), probing.Target{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout,
+			res := probe(t.Context(), prober, probing.TargetSpec{URL: srv.URL + "/", Method: http.MethodGet, Timeout: relaxedTimeout,
 				TLS: tc.tls, CertExpiryWarning: month})
 			assert.Equal(t, tc.wantReason, res.Reason, "%+v", res)
 			assert.Equal(t, tc.wantWarning, res.CertificateWarning)

@@ -77,7 +77,7 @@ func TestHTTPProberPhases(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			prober := newProber(t, dns, probing.ProberOptions{})
-			res := prober.Probe(t.Context(), probing.Target{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
+			res := probe(t.Context(), prober, probing.TargetSpec{URL: tc.url, Method: http.MethodGet, Timeout: relaxedTimeout, FollowRedirects: true})
 			assert.Equal(t, tc.wantPhases, res.Phases.Happened(), "%+v", res)
 			var sum time.Duration
 			for phase, d := range res.Phases.All() {
@@ -102,12 +102,12 @@ func TestHTTPProberPhasesKeepAlive(t *testing.T) {
 	prober := newProber(t, dns, probing.ProberOptions{})
 	srv := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok") }))
 
-	target := probing.Target{URL: byName(t, srv) + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: true}
-	first := prober.Probe(t.Context(), target)
+	target := probing.TargetSpec{URL: byName(t, srv) + "/", Method: http.MethodGet, Timeout: relaxedTimeout, ReuseConnections: true}
+	first := probe(t.Context(), prober, target)
 	require.True(t, first.Success, "%+v", first)
 	require.Contains(t, first.Phases.Happened(), probing.PhaseConnect)
 
-	second := prober.Probe(t.Context(), target)
+	second := probe(t.Context(), prober, target)
 	require.True(t, second.Success, "%+v", second)
 	assert.Equal(t, []probing.Phase{probing.PhaseProcessing, probing.PhaseTransfer}, second.Phases.Happened())
 }

@@ -31,7 +31,7 @@ type transportKey struct {
 	egressAllow string
 }
 
-func keyOf(t Target) transportKey {
+func keyOf(t *TargetSpec) transportKey {
 	k := transportKey{
 		insecureSkipVerify: t.TLS.InsecureSkipVerify,
 		serverName:         t.TLS.ServerName,

@@ -15,7 +15,7 @@ import (
 //
 // host is "scheme://name[:port]" or a bare "name[:port]" (meaning http),
 // optionally followed by "/"; name may be an IPv6 address in brackets
-// ("[::1]:8080"). The scheme chooses the probe's Kind (see KindOf): http,
+// ("[::1]:8080"). The scheme chooses the probe's Kind (see KindOfScheme): http,
 // https, tcp, tls, grpc, grpcs or dns; tcp, tls, grpc and grpcs have no
 // default port and need one. host must not carry credentials, another
 // path, a query or a fragment. For http and https, path must start with

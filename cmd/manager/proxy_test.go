@@ -57,7 +57,7 @@ func TestProxyCredentialsFromFiles(t *testing.T) {
 	require.NoError(t, err)
 	prober := probing.NewHTTPProber(probing.ProberOptions{Egress: egress.NewPolicy(egress.Options{Allow: loopback})})
 	t.Cleanup(prober.CloseIdleConnections)
-	res := prober.Probe(t.Context(), probing.Target{URL: target.URL + "/", Method: http.MethodGet, Timeout: 10 * time.Second, Proxy: def.For(target.URL)})
+	res := prober.Probe(t.Context(), mustTarget(t, probing.TargetSpec{URL: target.URL + "/", Method: http.MethodGet, Timeout: 10 * time.Second, Proxy: def.For(target.URL)}))
 	require.True(t, res.Success, "%+v", res)
 	assert.Equal(t, []string{target.URL + "/"}, proxy.ForwardedURLs(), "the request went through the proxy")
 
@@ -65,7 +65,7 @@ func TestProxyCredentialsFromFiles(t *testing.T) {
 	opts.proxyCredentialsDir = ""
 	def, err = opts.defaultProxy()
 	require.NoError(t, err)
-	res = prober.Probe(t.Context(), probing.Target{URL: target.URL + "/", Method: http.MethodGet, Timeout: 10 * time.Second, Proxy: def.For(target.URL)})
+	res = prober.Probe(t.Context(), mustTarget(t, probing.TargetSpec{URL: target.URL + "/", Method: http.MethodGet, Timeout: 10 * time.Second, Proxy: def.For(target.URL)}))
 	assert.Equal(t, probing.ReasonProxyFailed, res.Reason, "%+v", res)
 }
 
@@ -112,4 +112,12 @@ func TestProxyCredentialsTrimmed(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "probe", creds.Username.Reveal())
 	assert.Equal(t, " pass word ", creds.Password.Reveal())
+}
+
+// mustTarget builds spec, failing the test when NewTarget refuses it.
+func mustTarget(t *testing.T, spec probing.TargetSpec) probing.Target {
+	t.Helper()
+	target, err := probing.NewTarget(spec)
+	require.NoError(t, err)
+	return target
 }

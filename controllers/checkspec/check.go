@@ -79,7 +79,7 @@ func (b CheckBuilder) CheckForIn(ns *corev1.Namespace, wc *webcheckerv1alpha1.We
 	if timeout >= interval {
 		return scheduler.Check{}, fmt.Errorf("invalid target: timeout %s must be less than interval %s", timeout, interval)
 	}
-	target := probing.Target{
+	target := probing.TargetSpec{
 		URL:               url,
 		Timeout:           timeout,
 		CertExpiryWarning: webcheckerv1alpha1.DefaultCertExpiryWarning,
@@ -116,6 +116,10 @@ func (b CheckBuilder) CheckForIn(ns *corev1.Namespace, wc *webcheckerv1alpha1.We
 	if target.EgressAllow, err = EgressAllowanceOf(ns); err != nil {
 		return scheduler.Check{}, err
 	}
+	built, err := probing.NewTarget(target)
+	if err != nil {
+		return scheduler.Check{}, err
+	}
 	thresholds, err := ThresholdsFor(wc)
 	if err != nil {
 		return scheduler.Check{}, err
@@ -124,7 +128,7 @@ func (b CheckBuilder) CheckForIn(ns *corev1.Namespace, wc *webcheckerv1alpha1.We
 		Key:           types.NamespacedName{Namespace: wc.Namespace, Name: wc.Name},
 		Generation:    wc.Generation,
 		Interval:      interval,
-		Target:        target,
+		Target:        built,
 		VantagePoints: VantagePointsOf(wc),
 		Thresholds:    thresholds,
 	}, nil

@@ -51,7 +51,7 @@ func TestCheckForProbeOptions(t *testing.T) {
 
 	check, err := checkspec.CheckFor(wc, secrets)
 	require.NoError(t, err)
-	target := check.Target
+	target := check.Target.Spec()
 	assert.Equal(t, "https://example.com/api", target.URL)
 	assert.Equal(t, "PUT", target.Method)
 	assert.Equal(t, "{}", target.Body)
@@ -68,8 +68,8 @@ func TestCheckForProbeOptions(t *testing.T) {
 
 	plain, err := checkspec.CheckFor(newChecker("ns", "plain", "example.com", "/"), nil)
 	require.NoError(t, err)
-	assert.Equal(t, webcheckerv1alpha1.DefaultCertExpiryWarning, plain.Target.CertExpiryWarning, "the default applies without a tls block")
-	assert.Equal(t, probing.IPFamilyAny, plain.Target.IPFamily)
+	assert.Equal(t, webcheckerv1alpha1.DefaultCertExpiryWarning, plain.Target.CertExpiryWarning(), "the default applies without a tls block")
+	assert.Equal(t, probing.IPFamilyAny, plain.Target.Spec().IPFamily)
 }
 
 // TestThresholdsFor resolves the thresholds and rejects what the API

@@ -8,9 +8,13 @@
 // Secret values the spec refers to (SecretValues), compiles the regular
 // expressions and spec.conditions under the bounds of the pattern package
 // (JudgeCache), applies the operator's default proxy (DefaultProxy) and a
-// Namespace's egress allowance (EgressAllowAnnotation). It re-checks what
-// the API server validates: every spec field is written by a namespace
-// editor, and an object stored before a stricter CRD is still read.
+// Namespace's egress allowance (EgressAllowAnnotation), all into a
+// probing.TargetSpec, which probing.NewTarget then checks and builds, once
+// per call: the target's own rules (its URL, methods, status codes, body
+// match limits, proxy URL, DNS options) are probing's, not checked here
+// again. Between them they re-check what the API server validates: every
+// spec field is written by a namespace editor, and an object stored
+// before a stricter CRD is still read.
 //
 // Why a spec cannot be probed is a typed error the reconciler reports on
 // the Ready condition: *SecretError, *ConditionError,

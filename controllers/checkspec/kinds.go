@@ -66,7 +66,7 @@ func kindOf(host string) (probing.Kind, error) {
 // spec, with their defaults resolved. A field of another kind is an error
 // (the API server rejects it; an object stored before a stricter CRD can
 // still have one).
-func setKindOptions(kind probing.Kind, spec *webcheckerv1alpha1.WebCheckerSpec, target *probing.Target) error {
+func setKindOptions(kind probing.Kind, spec *webcheckerv1alpha1.WebCheckerSpec, target *probing.TargetSpec) error {
 	if kind != probing.KindHTTP {
 		if field := httpOnlyField(spec); field != "" {
 			return fmt.Errorf("%s is only for http and https targets", field)
@@ -126,31 +126,28 @@ func httpOnlyField(spec *webcheckerv1alpha1.WebCheckerSpec) string {
 }
 
 // setHTTPOptions sets the options of an http or https target.
-func setHTTPOptions(spec *webcheckerv1alpha1.WebCheckerSpec, target *probing.Target) error {
-	codes, err := probing.ParseStatusCodes(spec.ExpectedStatusCodes)
-	if err != nil {
-		return fmt.Errorf("expectedStatusCodes: %w", err)
-	}
+func setHTTPOptions(spec *webcheckerv1alpha1.WebCheckerSpec, target *probing.TargetSpec) error {
 	target.Method = cmp.Or(spec.Method, webcheckerv1alpha1.DefaultMethod)
-	target.ExpectedStatusCodes = codes
+	target.ExpectedStatusCodes = nil
+	for _, c := range spec.ExpectedStatusCodes {
+		target.ExpectedStatusCodes = append(target.ExpectedStatusCodes, int(c))
+	}
 	target.FollowRedirects = ptr.Deref(spec.FollowRedirects, webcheckerv1alpha1.DefaultFollowRedirects)
 	target.Body = spec.Body
 	target.ReuseConnections = spec.ReuseConnections
 	if m := spec.BodyMatch; m != nil {
 		maxBytes := ptr.Deref(m.MaxBodyBytes, webcheckerv1alpha1.DefaultMaxBodyBytes)
-		// Compiled here first for a message that names the fields.
-		if _, err := compilePattern("spec.bodyMatch.regex", m.Regex, "spec.bodyMatch.maxBodyBytes", maxBytes); err != nil {
+		re, err := compilePattern("spec.bodyMatch.regex", m.Regex, "spec.bodyMatch.maxBodyBytes", maxBytes)
+		if err != nil {
 			return err
 		}
-		if target.BodyMatch, err = probing.NewBodyMatch(m.Regex, m.Invert, maxBytes); err != nil {
-			return fmt.Errorf("bodyMatch: %w", err)
-		}
+		target.BodyMatch = &probing.BodyMatch{Regexp: re, Invert: m.Invert, MaxBytes: maxBytes}
 	}
 	return nil
 }
 
 // setDNSOptions sets the query of a dns target.
-func setDNSOptions(o *webcheckerv1alpha1.DNSProbe, target *probing.Target) error {
+func setDNSOptions(o *webcheckerv1alpha1.DNSProbe, target *probing.TargetSpec) error {
 	dns := &probing.DNSOptions{
 		Name:             o.Name,
 		Type:             cmp.Or(o.Type, webcheckerv1alpha1.DefaultDNSType),

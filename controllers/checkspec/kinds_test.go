@@ -20,14 +20,14 @@ func TestCheckForKinds(t *testing.T) {
 	tests := map[string]struct {
 		host   string
 		mutate func(*webcheckerv1alpha1.WebCheckerSpec)
-		check  func(t *testing.T, target probing.Target)
+		check  func(t *testing.T, target probing.TargetSpec)
 	}{
 		"tcp with query and reply": {
 			host: "tcp://db.example.com:6379",
 			mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) {
 				s.TCP = &webcheckerv1alpha1.TCPProbe{Send: "PING\r\n", Expect: `^\+PONG`}
 			},
-			check: func(t *testing.T, target probing.Target) {
+			check: func(t *testing.T, target probing.TargetSpec) {
 				assert.Equal(t, "tcp://db.example.com:6379", target.URL)
 				require.NotNil(t, target.TCP)
 				assert.Equal(t, "PING\r\n", target.TCP.Send)
@@ -40,7 +40,7 @@ func TestCheckForKinds(t *testing.T) {
 			mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) {
 				s.TLS = &webcheckerv1alpha1.TLSOptions{ServerName: "smtp.example.com"}
 			},
-			check: func(t *testing.T, target probing.Target) {
+			check: func(t *testing.T, target probing.TargetSpec) {
 				assert.Equal(t, "tls://mail.example.com:465", target.URL)
 				assert.Nil(t, target.TCP, "connects and shakes hands only")
 				assert.Equal(t, "smtp.example.com", target.TLS.ServerName)
@@ -50,14 +50,14 @@ func TestCheckForKinds(t *testing.T) {
 		"grpc with a service": {
 			host:   "grpc://api.example.com:9000",
 			mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) { s.GRPC = &webcheckerv1alpha1.GRPCProbe{Service: "a.B"} },
-			check: func(t *testing.T, target probing.Target) {
+			check: func(t *testing.T, target probing.TargetSpec) {
 				assert.Equal(t, probing.GRPCOptions{Service: "a.B"}, target.GRPC)
 			},
 		},
 		"dns with defaults": {
 			host:   "dns://127.0.0.1",
 			mutate: func(s *webcheckerv1alpha1.WebCheckerSpec) { s.DNS = &webcheckerv1alpha1.DNSProbe{Name: "example.com"} },
-			check: func(t *testing.T, target probing.Target) {
+			check: func(t *testing.T, target probing.TargetSpec) {
 				assert.Equal(t, "dns://127.0.0.1", target.URL)
 				require.NotNil(t, target.DNS)
 				assert.Equal(t, probing.DNSOptions{Name: "example.com", Type: "A", Transport: "udp", RecursionDesired: true}, *target.DNS)
@@ -69,7 +69,7 @@ func TestCheckForKinds(t *testing.T) {
 				s.DNS = &webcheckerv1alpha1.DNSProbe{Name: "example.com", Type: "TXT", Transport: "tcp", RecursionDesired: ptr.To(false),
 					ValidRcodes: []string{"NOERROR", "NXDOMAIN"}, AnswerMatch: []string{"v=spf1"}}
 			},
-			check: func(t *testing.T, target probing.Target) {
+			check: func(t *testing.T, target probing.TargetSpec) {
 				d := target.DNS
 				assert.Equal(t, "TXT", d.Type)
 				assert.Equal(t, "tcp", d.Transport)
@@ -87,8 +87,10 @@ func TestCheckForKinds(t *testing.T) {
 			tc.mutate(&wc.Spec)
 			check, err := checkspec.CheckFor(wc, nil)
 			require.NoError(t, err)
-			target := check.Target
-			require.NoError(t, target.Validate())
+			scheme, _, _ := strings.Cut(tc.host, "://")
+			kind, _ := probing.KindOfScheme(scheme)
+			assert.Equal(t, kind, check.Target.Kind(), "built for the host's kind")
+			target := check.Target.Spec()
 			assert.Empty(t, target.Method, "no HTTP default on another kind")
 			assert.False(t, target.FollowRedirects)
 			tc.check(t, target)
@@ -148,7 +150,7 @@ func TestCheckForProxy(t *testing.T) {
 
 	check, err := builder.CheckFor(wc, secrets)
 	require.NoError(t, err)
-	assert.Equal(t, &probing.Proxy{URL: "http://proxy.example.com:3128", Username: "u", Password: "p"}, check.Target.Proxy, "spec.proxy wins")
+	assert.Equal(t, &probing.Proxy{URL: "http://proxy.example.com:3128", Username: "u", Password: "p"}, check.Target.Spec().Proxy, "spec.proxy wins")
 
 	_, err = builder.CheckFor(wc, nil)
 	var secretErr *checkspec.SecretError
@@ -171,16 +173,16 @@ func TestCheckForProxy(t *testing.T) {
 		check, err := builder.CheckFor(wc, nil)
 		require.NoError(t, err, host)
 		if want {
-			assert.Equal(t, &probing.Proxy{URL: "http://default-proxy:8080", Username: "admin", Password: "s3cret"}, check.Target.Proxy, host)
+			assert.Equal(t, &probing.Proxy{URL: "http://default-proxy:8080", Username: "admin", Password: "s3cret"}, check.Target.Spec().Proxy, host)
 		} else {
-			assert.Nil(t, check.Target.Proxy, host)
+			assert.Nil(t, check.Target.Spec().Proxy, host)
 		}
 	}
 	dns := newChecker("ns", "dns", "dns://127.0.0.1", "")
 	dns.Spec.DNS = &webcheckerv1alpha1.DNSProbe{Name: "example.com"}
 	check, err = builder.CheckFor(dns, nil)
 	require.NoError(t, err)
-	assert.Nil(t, check.Target.Proxy, "dns probes cannot use a proxy")
+	assert.Nil(t, check.Target.Spec().Proxy, "dns probes cannot use a proxy")
 }
 
 // TestCheckForConditions compiles spec.conditions for the checker's kind
@@ -195,8 +197,8 @@ func TestCheckForConditions(t *testing.T) {
 	}
 	check, err := checkspec.CheckFor(wc, nil)
 	require.NoError(t, err)
-	require.NotNil(t, check.Target.Judge)
-	assert.True(t, check.Target.Judge.NeedsBody(), "response.json reads the body")
+	require.NotNil(t, check.Target.Spec().Judge)
+	assert.True(t, check.Target.Spec().Judge.NeedsBody(), "response.json reads the body")
 
 	cache := checkspec.NewJudgeCache()
 	builder := checkspec.CheckBuilder{Judges: cache}
@@ -204,7 +206,7 @@ func TestCheckForConditions(t *testing.T) {
 	require.NoError(t, err)
 	again, err := builder.CheckFor(wc.DeepCopy(), nil)
 	require.NoError(t, err)
-	assert.Same(t, first.Target.Judge, again.Target.Judge, "compiled once")
+	assert.Same(t, first.Target.Spec().Judge, again.Target.Spec().Judge, "compiled once")
 	assert.True(t, first.Target.Equal(check.Target), "a cached Judge judges alike")
 
 	for name, tc := range map[string]struct {

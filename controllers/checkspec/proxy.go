@@ -56,7 +56,7 @@ func ParseDefaultProxy(proxyURL, noProxy string, credentials *probing.BasicAuth)
 	if credentials != nil {
 		proxy.Username, proxy.Password = credentials.Username, credentials.Password
 	}
-	if err := (probing.Target{URL: "tcp://x:1", Timeout: 1, Proxy: proxy}).Validate(); err != nil {
+	if err := proxy.Validate(); err != nil {
 		return DefaultProxy{}, fmt.Errorf("--proxy-url: %w", err)
 	}
 	d := DefaultProxy{proxy: proxy}

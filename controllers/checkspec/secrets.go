@@ -109,7 +109,7 @@ func SecretNames(spec *webcheckerv1alpha1.WebCheckerSpec) []string {
 // resolveSecrets sets the parts of target that may come from Secrets:
 // headers, credentials, the CA bundle and spec.proxy (with its
 // credentials).
-func resolveSecrets(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues, target *probing.Target) error {
+func resolveSecrets(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues, target *probing.TargetSpec) error {
 	spec := &wc.Spec
 	if names := SecretNames(spec); len(names) > 0 && secrets == nil {
 		return &SecretError{

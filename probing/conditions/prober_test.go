@@ -66,10 +66,11 @@ func TestWithHTTPProber(t *testing.T) {
 			t.Parallel()
 			j, err := conditions.Compile(probing.KindHTTP, tc.conds)
 			require.NoError(t, err)
-			target := probing.Target{
+			target, err := probing.NewTarget(probing.TargetSpec{
 				URL: srv.URL + "/health", Method: http.MethodGet, Timeout: 10 * time.Second,
 				TLS: probing.TLSOptions{RootCAs: rootCAs}, Judge: j,
-			}
+			})
+			require.NoError(t, err)
 			res := prober.Probe(t.Context(), target)
 			assert.Equal(t, tc.success, res.Success, res.Message)
 			assert.Equal(t, tc.reason, res.Reason)

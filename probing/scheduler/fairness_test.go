@@ -48,12 +48,12 @@ func nsCheck(ns string, i int, interval time.Duration) scheduler.Check {
 		Key:        types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("checker-%d", i)},
 		Generation: 1,
 		Interval:   interval,
-		Target:     probing.Target{URL: fmt.Sprintf("http://%s.checker-%d.example/", ns, i), Method: "GET", Timeout: time.Hour},
+		Target:     mustBuild(probing.TargetSpec{URL: fmt.Sprintf("http://%s.checker-%d.example/", ns, i), Method: "GET", Timeout: time.Hour}),
 	}
 }
 
 func (p *nsProber) probe(ctx context.Context, target probing.Target) probing.Result {
-	ns := strings.SplitN(checkerOf(target.URL), ".", 2)[0]
+	ns := strings.SplitN(checkerOf(target.URL()), ".", 2)[0]
 	p.mu.Lock()
 	p.active[ns]++
 	p.maxSeen[ns] = max(p.maxSeen[ns], p.active[ns])
@@ -160,11 +160,11 @@ func TestSetAsideChecksRemovedOrChanged(t *testing.T) {
 		o.Rand = zeroRand
 	})
 	a0, a1, a2 := checkN(0, 1, time.Minute, "v1"), checkN(1, 1, time.Minute, "v1"), checkN(2, 1, time.Minute, "v1")
-	release := h.prober.block(a0.Target.URL, false)
+	release := h.prober.block(a0.Target.URL(), false)
 	defer release()
 	h.s.Upsert(a0)
 	h.start()
-	h.waitCallsTo(a0.Target.URL, 1)
+	h.waitCallsTo(a0.Target.URL(), 1)
 	h.s.Upsert(a1)
 	h.s.Upsert(a2)
 	h.settle()
@@ -174,10 +174,10 @@ func TestSetAsideChecksRemovedOrChanged(t *testing.T) {
 	a2v2 := checkN(2, 2, time.Minute, "v2")
 	h.s.Upsert(a2v2) // a new revision: due at once, set aside again
 	release()
-	h.waitCallsTo(a2v2.Target.URL, 1)
+	h.waitCallsTo(a2v2.Target.URL(), 1)
 	h.settle()
-	assert.Empty(t, h.prober.callsTo(a1.Target.URL), "removed while set aside")
-	assert.Empty(t, h.prober.callsTo(a2.Target.URL), "changed while set aside: the old revision is not probed")
+	assert.Empty(t, h.prober.callsTo(a1.Target.URL()), "removed while set aside")
+	assert.Empty(t, h.prober.callsTo(a2.Target.URL()), "changed while set aside: the old revision is not probed")
 }
 
 func TestNamespaceShareValidated(t *testing.T) {
@@ -265,12 +265,12 @@ func TestHangingTargetDoesNotDelayOtherNamespaces(t *testing.T) {
 	require.NoError(t, err)
 	for i := range nA {
 		c := nsCheck("team-a", i, interval)
-		c.Target.URL, c.Target.Timeout = "http://"+silent+"/", time.Minute
+		c.Target = mustBuild(probing.TargetSpec{URL: "http://" + silent + "/", Method: "GET", Timeout: time.Minute})
 		s.Upsert(c)
 	}
 	for i := range nB {
 		c := nsCheck("team-b", i, interval)
-		c.Target.URL, c.Target.Timeout, c.Target.ExpectedStatusCodes = answering.URL, 5*time.Second, []int{200}
+		c.Target = mustBuild(probing.TargetSpec{URL: answering.URL, Method: "GET", Timeout: 5 * time.Second, ExpectedStatusCodes: []int{200}})
 		s.Upsert(c)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

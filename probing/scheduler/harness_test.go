@@ -46,13 +46,23 @@ func checkN(i int, gen int64, interval time.Duration, version string) scheduler.
 		Key:        keyN(i),
 		Generation: gen,
 		Interval:   interval,
-		Target: probing.Target{
+		Target: mustBuild(probing.TargetSpec{
 			URL:                 urlN(i, version),
 			Method:              "GET",
 			Timeout:             5 * time.Second,
 			ExpectedStatusCodes: []int{200, 204},
-		},
+		}),
 	}
+}
+
+// mustBuild builds spec, a literal of the tests: a spec NewTarget refuses
+// is a mistake in the test, which panics.
+func mustBuild(spec probing.TargetSpec) probing.Target {
+	target, err := probing.NewTarget(spec)
+	if err != nil {
+		panic(err)
+	}
+	return target
 }
 
 func zeroRand(int64) int64 { return 0 }
@@ -117,14 +127,14 @@ func (p *fakeProber) probe(ctx context.Context, target probing.Target) probing.R
 	p.active.Add(1)
 	defer p.active.Add(-1)
 
-	checker := checkerOf(target.URL)
+	checker := checkerOf(target.URL())
 	p.mu.Lock()
-	p.calls = append(p.calls, probeCall{URL: target.URL, At: p.clock.Now()})
+	p.calls = append(p.calls, probeCall{URL: target.URL(), At: p.clock.Now()})
 	n := len(p.calls)
 	p.inFlight[checker]++
 	p.maxInFlight[checker] = max(p.maxInFlight[checker], p.inFlight[checker])
-	g := p.gates[target.URL]
-	res, ok := p.results[target.URL]
+	g := p.gates[target.URL()]
+	res, ok := p.results[target.URL()]
 	p.mu.Unlock()
 	defer func() {
 		p.mu.Lock()
@@ -150,7 +160,7 @@ func (p *fakeProber) probe(ctx context.Context, target probing.Target) probing.R
 	}
 	if ctx.Err() != nil {
 		p.mu.Lock()
-		p.cancelled[target.URL]++
+		p.cancelled[target.URL()]++
 		p.mu.Unlock()
 		// A result that would be visible if it were (wrongly) stored.
 		return probing.Result{Reason: probing.ReasonTimeout, Message: "late result of a cancelled probe"}

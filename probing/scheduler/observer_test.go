@@ -34,7 +34,7 @@ func TestNotifyOnlyOnChangedOutcome(t *testing.T) {
 	time.Sleep(settle)
 	require.Len(t, h.notified(), 1)
 
-	h.prober.setResult(c.Target.URL, probing.Result{Reason: probing.ReasonUnexpectedStatus, Message: "status 503", StatusCode: 503})
+	h.prober.setResult(c.Target.URL(), probing.Result{Reason: probing.ReasonUnexpectedStatus, Message: "status 503", StatusCode: 503})
 	probeAt(5)
 	require.Eventually(t, func() bool { return len(h.notified()) == 2 }, waitFor, poll)
 	probeAt(6) // same failure again
@@ -64,7 +64,7 @@ func TestObserverAndSnapshot(t *testing.T) {
 	assert.Zero(t, st.Counts)
 
 	// The first probe blocks while it is in flight.
-	release := h.prober.block(c.Target.URL, false)
+	release := h.prober.block(c.Target.URL(), false)
 	h.start()
 	require.Eventually(t, func() bool { return h.s.InFlight() == 1 }, waitFor, poll)
 	release()
@@ -75,7 +75,7 @@ func TestObserverAndSnapshot(t *testing.T) {
 	require.Eventually(t, func() bool { _, f := obs.get(); return len(f) == 1 }, waitFor, poll)
 
 	// A failing probe, then a change of the check: the counts survive it.
-	h.prober.setResult(c.Target.URL, probing.Result{Reason: probing.ReasonUnexpectedStatus, Message: "status 503", StatusCode: 503})
+	h.prober.setResult(c.Target.URL(), probing.Result{Reason: probing.ReasonUnexpectedStatus, Message: "status 503", StatusCode: 503})
 	h.step(10 * time.Second)
 	h.waitLatest(c.Key, func(o scheduler.Outcome) bool { return !o.Result.Success })
 	c2 := checkN(0, 2, 10*time.Second, "v2")
@@ -143,14 +143,14 @@ func TestObserverLag(t *testing.T) {
 		o.Workers = 1
 	})
 	a, b := checkN(0, 1, 10*time.Second, "v1"), checkN(1, 1, 10*time.Second, "v1")
-	release := h.prober.block(a.Target.URL, false)
+	release := h.prober.block(a.Target.URL(), false)
 	h.s.Upsert(a)
 	h.start()
-	h.waitCallsTo(a.Target.URL, 1)
+	h.waitCallsTo(a.Target.URL(), 1)
 	h.s.Upsert(b) // due now, but the only worker is busy
 	h.clock.Step(3 * time.Second)
 	release()
-	h.waitCallsTo(b.Target.URL, 1)
+	h.waitCallsTo(b.Target.URL(), 1)
 	require.Eventually(t, func() bool { _, f := obs.get(); return len(f) == 2 }, waitFor, poll)
 	lags, _ := obs.get()
 	assert.Equal(t, []time.Duration{0, 3 * time.Second}, lags)

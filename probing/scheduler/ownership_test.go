@@ -67,11 +67,11 @@ func TestOwnershipAskedRightBeforeTheProbe(t *testing.T) {
 			return true
 		}
 	})
-	release := h.prober.block(a.Target.URL, false)
+	release := h.prober.block(a.Target.URL(), false)
 	defer release()
 	h.s.Upsert(a)
 	h.start()
-	h.waitCallsTo(a.Target.URL, 1) // the only worker is busy
+	h.waitCallsTo(a.Target.URL(), 1) // the only worker is busy
 
 	h.s.Upsert(b) // due at once: owned, then waits for the worker
 	require.Eventually(t, func() bool { return askedB.Load() == 1 }, waitFor, poll)
@@ -79,12 +79,12 @@ func TestOwnershipAskedRightBeforeTheProbe(t *testing.T) {
 	release()
 	h.settle()
 	assert.Equal(t, int64(2), askedB.Load(), "asked again once a worker was free")
-	assert.Empty(t, h.prober.callsTo(b.Target.URL), "no longer owned: not probed")
+	assert.Empty(t, h.prober.callsTo(b.Target.URL()), "no longer owned: not probed")
 
 	owned.Store(true)
 	h.step(10 * time.Second)
-	h.waitCallsTo(b.Target.URL, 1)
-	assert.Equal(t, t0.Add(10*time.Second), h.prober.callsTo(b.Target.URL)[0].At, "still scheduled")
+	h.waitCallsTo(b.Target.URL(), 1)
+	assert.Equal(t, t0.Add(10*time.Second), h.prober.callsTo(b.Target.URL())[0].At, "still scheduled")
 }
 
 // Disown cancels the probe in flight and forgets the outcome, and keeps the
@@ -105,13 +105,13 @@ func TestDisownStopsAtOnceAndKeepsTheGrid(t *testing.T) {
 	h.waitLatest(c.Key, func(scheduler.Outcome) bool { return true }, "first outcome")
 
 	// The next probe hangs; the check is lost while it runs.
-	release := h.prober.block(c.Target.URL, false)
+	release := h.prober.block(c.Target.URL(), false)
 	defer release()
 	h.step(10 * time.Second)
 	h.waitCalls(2)
 	own.owns.Store(false)
 	h.s.Disown(c.Key)
-	require.Eventually(t, func() bool { return h.prober.cancelledCount(c.Target.URL) == 1 }, waitFor, poll,
+	require.Eventually(t, func() bool { return h.prober.cancelledCount(c.Target.URL()) == 1 }, waitFor, poll,
 		"the probe in flight was not cancelled")
 	h.settle()
 	_, ok := h.s.Latest(c.Key)
@@ -347,11 +347,11 @@ func TestStoppedProbing(t *testing.T) {
 					return owned[key]
 				}
 			})
-			release := h.prober.block(checks[0].Target.URL, false)
+			release := h.prober.block(checks[0].Target.URL(), false)
 			defer release()
 			h.s.Upsert(checks[0])
 			h.start()
-			h.waitCallsTo(checks[0].Target.URL, 1) // in flight until the stop
+			h.waitCallsTo(checks[0].Target.URL(), 1) // in flight until the stop
 			for i, l := range tc.later {
 				h.clock.SetTime(t0.Add(l.offset))
 				h.s.Upsert(checks[i+1])

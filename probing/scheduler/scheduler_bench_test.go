@@ -40,7 +40,7 @@ func BenchmarkDispatch(b *testing.B) {
 		s.Upsert(scheduler.Check{
 			Key:      types.NamespacedName{Namespace: "bench", Name: fmt.Sprintf("c-%d", i)},
 			Interval: time.Second,
-			Target:   probing.Target{URL: "http://127.0.0.1/", Timeout: 500 * time.Millisecond},
+			Target:   mustBuild(probing.TargetSpec{URL: "http://127.0.0.1/", Method: "GET", Timeout: 500 * time.Millisecond}),
 		})
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -108,7 +108,7 @@ func BenchmarkDispatchSpread(b *testing.B) {
 		s.Upsert(scheduler.Check{
 			Key:      key,
 			Interval: interval,
-			Target:   probing.Target{URL: "http://127.0.0.1/", Timeout: 50 * time.Millisecond},
+			Target:   mustBuild(probing.TargetSpec{URL: "http://127.0.0.1/", Method: "GET", Timeout: 50 * time.Millisecond}),
 		})
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -224,20 +224,20 @@ func TestInitialJitterBoundedByInterval(t *testing.T) {
 func TestNoOverlappingProbesOfOneChecker(t *testing.T) {
 	h := newHarness(t, func(_ *harness, o *scheduler.Options) { o.Rand = zeroRand })
 	slow, fast := checkN(0, 1, 10*time.Second, "v1"), checkN(1, 1, 10*time.Second, "v1")
-	release := h.prober.block(slow.Target.URL, false)
+	release := h.prober.block(slow.Target.URL(), false)
 	h.s.Upsert(slow)
 	h.s.Upsert(fast)
 	h.start()
-	h.waitCallsTo(slow.Target.URL, 1)
-	h.waitCallsTo(fast.Target.URL, 1)
+	h.waitCallsTo(slow.Target.URL(), 1)
+	h.waitCallsTo(fast.Target.URL(), 1)
 
 	for i := 1; i <= 4; i++ {
 		h.step(10 * time.Second)
-		h.waitCallsTo(fast.Target.URL, i+1)
+		h.waitCallsTo(fast.Target.URL(), i+1)
 		h.settle()
-		require.Len(t, h.prober.callsTo(slow.Target.URL), 1, "hung checker must not be probed again")
+		require.Len(t, h.prober.callsTo(slow.Target.URL()), 1, "hung checker must not be probed again")
 	}
-	assert.Equal(t, 1, h.prober.maxConcurrency(checkerOf(slow.Target.URL)))
+	assert.Equal(t, 1, h.prober.maxConcurrency(checkerOf(slow.Target.URL())))
 	_, ok := h.s.Latest(slow.Key)
 	assert.False(t, ok)
 
@@ -246,10 +246,10 @@ func TestNoOverlappingProbesOfOneChecker(t *testing.T) {
 
 	// Its turn at t0+40s was skipped; the next one is t0+50s.
 	h.step(10 * time.Second)
-	h.waitCallsTo(slow.Target.URL, 2)
-	assert.Equal(t, t0.Add(50*time.Second), h.prober.callsTo(slow.Target.URL)[1].At)
-	assert.Equal(t, 1, h.prober.maxConcurrency(checkerOf(slow.Target.URL)))
-	assert.Equal(t, 1, h.prober.maxConcurrency(checkerOf(fast.Target.URL)))
+	h.waitCallsTo(slow.Target.URL(), 2)
+	assert.Equal(t, t0.Add(50*time.Second), h.prober.callsTo(slow.Target.URL())[1].At)
+	assert.Equal(t, 1, h.prober.maxConcurrency(checkerOf(slow.Target.URL())))
+	assert.Equal(t, 1, h.prober.maxConcurrency(checkerOf(fast.Target.URL())))
 }
 
 // A non-positive Interval cannot make the dispatcher spin: it falls back to

@@ -36,7 +36,7 @@ func (h *streakHarness) probe(t *testing.T, success bool) scheduler.Outcome {
 	if !success {
 		res = probing.Result{Reason: probing.ReasonUnexpectedStatus, Message: "status 503", StatusCode: 503}
 	}
-	h.prober.setResult(h.c.Target.URL, res)
+	h.prober.setResult(h.c.Target.URL(), res)
 	if h.count > 0 {
 		h.step(10 * time.Second)
 	}
