@@ -22,7 +22,7 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 	s.mu.Lock()
 	e, exists := s.checks[key]
 	if exists {
-		e.outcome = nil
+		e.outcome, e.probed = nil, false
 		if f := s.flights[key]; f != nil {
 			f.cancel()
 		}
@@ -42,7 +42,9 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 // the other replica wrote. The next probe's outcome is notified, as a first
 // one, whatever its result. A newer outcome (finished after seen), an
 // unknown key or none held: nothing changes. A probe in flight goes on: it
-// finishes after the state was read.
+// finishes after the state was read. The check still counts as probed
+// here since it was gained (see Gained): forgetting its outcome makes no
+// turn to make up.
 func (s *Scheduler) TakeOver(key types.NamespacedName, seen time.Time) {
 	s.mu.Lock()
 	e := s.checks[key]
@@ -85,7 +87,7 @@ func (s *Scheduler) TakeOver(key types.NamespacedName, seen time.Time) {
 func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time, tolerance time.Duration) {
 	s.mu.Lock()
 	e := s.checks[key]
-	if e == nil || unprobedSince.IsZero() || e.outcome != nil || s.flights[key] != nil {
+	if e == nil || unprobedSince.IsZero() || e.probed || s.flights[key] != nil {
 		// Unknown, nothing can have been missed, or probed (or being
 		// probed) here since Owns turned true.
 		s.mu.Unlock()

@@ -260,6 +260,22 @@ func TestGainedAfterAProbeMakesNothingUp(t *testing.T) {
 	assert.Equal(t, 1, h.prober.numCalls(), "made up a turn after a probe")
 }
 
+// A check probed since the ring change whose outcome a take-over then
+// forgot (the reconciler found the previous owner's status) still counts
+// as probed: a later Gained makes no turn up.
+func TestGainedAfterATakeOverMakesNothingUp(t *testing.T) {
+	h, own, c := skippedTwice(t)
+	own.owns.Store(true)
+	h.step(10 * time.Second) // t0+20s: owned, probed on the grid
+	h.waitCalls(1)
+	held := h.waitLatest(c.Key, func(scheduler.Outcome) bool { return true }, "the grid probe's outcome")
+	h.s.TakeOver(c.Key, held.Time)
+	h.s.Gained(c.Key, t0.Add(5*time.Second), 0)
+	h.step(time.Second)
+	h.settle()
+	assert.Equal(t, 1, h.prober.numCalls(), "made up a turn after a probe whose outcome a take-over forgot")
+}
+
 // A check scheduled here shortly before (this replica just started), and
 // gained from a replica that died before a turn of its grid came, is
 // probed at once: this replica skipped none of the turns its previous

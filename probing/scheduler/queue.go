@@ -27,6 +27,10 @@ type entry struct {
 	// outcome is that of the latest probe of this revision, nil before
 	// the first one.
 	outcome *Outcome
+	// probed is set once an outcome is stored, and cleared by Disown: the
+	// check was probed here since this replica last gained it. TakeOver
+	// forgets the outcome but not that (see Gained).
+	probed bool
 	// counts is carried over from the entry this one replaced.
 	counts ProbeCounts
 	// parked is set when the check came due while a cancelled probe of an
@@ -42,6 +46,7 @@ type entry struct {
 // is the first, it differs (see Outcome.changedFrom), or its streak just
 // reached the threshold of its verdict. It sets o's Streak.
 func (e *entry) setOutcome(o *Outcome) (notify bool) {
+	e.probed = true
 	o.Streak = 1
 	if e.outcome == nil {
 		e.outcome = new(*o)

@@ -12,7 +12,7 @@ import (
 )
 
 // streakHarness runs one check with thresholds on a fake clock, probed at
-// t0, t0+10s, ...
+// t0, t0+10s, ... with the results the test sets one probe at a time.
 type streakHarness struct {
 	*harness
 	c     scheduler.Check
@@ -24,38 +24,40 @@ func newStreakHarness(t *testing.T, thresholds scheduler.Thresholds) *streakHarn
 	c := checkN(0, 1, 10*time.Second, "v1")
 	c.Thresholds = thresholds
 	h.s.Upsert(c)
-	h.start()
 	return &streakHarness{harness: h, c: c}
 }
 
-// probe sets the next result (a success, or a failure) and waits for its
-// outcome.
-func (h *streakHarness) probe(t *testing.T, success bool) scheduler.Outcome {
+// probe runs the next probe with a success or a failure and waits for its
+// outcome and, when notify, for its notification (then it returns the
+// streak notified, which must be the outcome's); otherwise it checks that
+// none came.
+func (h *streakHarness) probe(t *testing.T, success, notify bool) scheduler.Outcome {
 	t.Helper()
 	res := probing.Result{Success: true, Reason: probing.ReasonSucceeded, StatusCode: 200}
 	if !success {
 		res = probing.Result{Reason: probing.ReasonUnexpectedStatus, Message: "status 503", StatusCode: 503}
 	}
 	h.prober.setResult(h.c.Target.URL(), res)
-	if h.count > 0 {
+	before := len(h.notified())
+	if h.count == 0 {
+		h.start()
+	} else {
 		h.step(10 * time.Second)
 	}
 	h.count++
 	h.waitCalls(h.count)
 	want := t0.Add(time.Duration(h.count-1) * 10 * time.Second)
-	return h.waitLatest(h.c.Key, func(o scheduler.Outcome) bool { return o.Time.Equal(want) }, "outcome of probe %d", h.count)
-}
-
-// streaks returns the streaks of the notified outcomes.
-func (h *streakHarness) streaks(t *testing.T, want int) []int {
-	t.Helper()
-	require.Eventually(t, func() bool { return len(h.notified()) >= want }, waitFor, poll)
-	time.Sleep(settle)
-	var got []int
-	for _, n := range h.notified() {
-		got = append(got, n.Outcome.Streak)
+	o := h.waitLatest(h.c.Key, func(o scheduler.Outcome) bool { return o.Time.Equal(want) }, "outcome of probe %d", h.count)
+	if !notify {
+		time.Sleep(settle)
+		assert.Len(t, h.notified(), before, "probe %d was notified", h.count)
+		return o
 	}
-	return got
+	require.Eventually(t, func() bool { return len(h.notified()) > before }, waitFor, poll, "probe %d was not notified", h.count)
+	n := h.notified()
+	require.Len(t, n, before+1)
+	assert.Equal(t, o, n[before].Outcome, "the notified outcome")
+	return o
 }
 
 // TestStreaksNotifyAtTheirThreshold: an outcome carries how many
@@ -64,16 +66,24 @@ func (h *streakHarness) streaks(t *testing.T, want int) []int {
 // previous one; longer streaks are not.
 func TestStreaksNotifyAtTheirThreshold(t *testing.T) {
 	h := newStreakHarness(t, scheduler.Thresholds{Failure: 3, Success: 2})
-	verdicts := []bool{true, true, true, false, false, false, false, true, true}
-	wantStreaks := []int{1, 2, 3, 1, 2, 3, 4, 1, 2}
-	for i, v := range verdicts {
-		o := h.probe(t, v)
-		assert.Equal(t, wantStreaks[i], o.Streak, "streak of probe %d", i)
+	steps := []struct {
+		success, notify bool
+		streak          int
+	}{
+		{true, true, 1}, // the first
+		{true, true, 2}, // the success threshold
+		{true, false, 3},
+		{false, true, 1}, // a change
+		{false, false, 2},
+		{false, true, 3}, // the failure threshold
+		{false, false, 4},
+		{true, true, 1}, // a change
+		{true, true, 2}, // the success threshold
 	}
-	// Notified: the first, the second success (threshold 2), the first
-	// failure (a change), the third (threshold 3), the recovery, its second
-	// success.
-	assert.Equal(t, []int{1, 2, 1, 3, 1, 2}, h.streaks(t, 6))
+	for i, s := range steps {
+		o := h.probe(t, s.success, s.notify)
+		assert.Equal(t, s.streak, o.Streak, "streak of probe %d", i)
+	}
 }
 
 // TestThresholdsOfOneNotifyOnlyChanges: with both thresholds at 1 (or
@@ -82,10 +92,11 @@ func TestThresholdsOfOneNotifyOnlyChanges(t *testing.T) {
 	for name, th := range map[string]scheduler.Thresholds{"unset": {}, "one": {Failure: 1, Success: 1}} {
 		t.Run(name, func(t *testing.T) {
 			h := newStreakHarness(t, th)
-			for _, v := range []bool{true, true, false, false, true} {
-				h.probe(t, v)
-			}
-			assert.Equal(t, []int{1, 1, 1}, h.streaks(t, 3))
+			h.probe(t, true, true)
+			h.probe(t, true, false)
+			h.probe(t, false, true)
+			h.probe(t, false, false)
+			h.probe(t, true, true)
 		})
 	}
 }
@@ -96,8 +107,8 @@ func TestThresholdsOfOneNotifyOnlyChanges(t *testing.T) {
 // TakeOver that saw an older outcome than the one held changes nothing.
 func TestTakeOverForgetsTheHeldOutcome(t *testing.T) {
 	h := newStreakHarness(t, scheduler.Thresholds{Failure: 3, Success: 1})
-	h.probe(t, false)
-	held := h.probe(t, false)
+	h.probe(t, false, true)
+	held := h.probe(t, false, false)
 	require.Equal(t, 2, held.Streak)
 
 	h.s.TakeOver(h.c.Key, held.Time.Add(-time.Second)) // saw an older one
@@ -109,21 +120,18 @@ func TestTakeOverForgetsTheHeldOutcome(t *testing.T) {
 	_, ok = h.s.Latest(h.c.Key)
 	assert.False(t, ok, "the held outcome survived the take-over")
 
-	fresh := h.probe(t, false)
+	fresh := h.probe(t, false, true) // notified: the first after the take-over
 	assert.Equal(t, 1, fresh.Streak, "the streak went on across the take-over")
-	third := h.probe(t, false)
+	third := h.probe(t, false, false) // not the threshold of 3 either
 	assert.Equal(t, 2, third.Streak)
-	// Notified: the first probe, the first after the take-over; never the
-	// threshold of 3, which the take-over put off.
-	assert.Equal(t, []int{1, 1}, h.streaks(t, 2))
 }
 
 // TestDisownForgetsTheStreak: a check lost and gained back starts a new
 // streak.
 func TestDisownForgetsTheStreak(t *testing.T) {
 	h := newStreakHarness(t, scheduler.Thresholds{Failure: 2, Success: 1})
-	h.probe(t, false)
+	h.probe(t, false, true)
 	h.s.Disown(h.c.Key)
-	o := h.probe(t, false)
+	o := h.probe(t, false, true)
 	assert.Equal(t, 1, o.Streak, "the streak survived Disown")
 }
