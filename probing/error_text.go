@@ -105,25 +105,9 @@ func (s textScope) text(err error, depth int) string {
 		return "address: " + e.Err
 	case *tls.CertificateVerificationError:
 		return "tls: failed to verify certificate: " + s.text(e.Err, depth+1)
-	case x509.UnknownAuthorityError: // its text names a candidate issuer
-		return "x509: certificate signed by unknown authority"
-	case x509.HostnameError: // its text lists the certificate's names
-		return "x509: certificate is not valid for " + strconv.Quote(s.name(e.Host, "the name asked for"))
-	case x509.CertificateInvalidError:
-		if text, ok := invalidCertTexts[e.Reason]; ok {
-			return text
-		}
-		return "x509: certificate is not valid"
-	case x509.SystemRootsError:
-		return "x509: failed to load system roots"
-	case x509.UnhandledCriticalExtension, x509.ConstraintViolationError, x509.InsecureAlgorithmError:
-		return e.Error() // fixed texts, or the name of an algorithm
-	case tls.RecordHeaderError: // the record's bytes are in its fields, not its text
-		return "tls: " + e.Msg
-	case tls.AlertError: // the alert's name (a fixed table) or number
-		return e.Error()
-	case *tls.ECHRejectionError:
-		return "tls: server rejected ECH"
+	}
+	if text, ok := s.certText(err); ok {
+		return text
 	}
 	for _, sentinel := range sentinelErrors {
 		if err == sentinel { //nolint:errorlint // the sentinel itself, not what wraps it
@@ -144,6 +128,34 @@ func (s textScope) text(err error, depth int) string {
 		return s.text(inner, depth+1)
 	}
 	return msgWithheld
+}
+
+// certText is the text of the TLS and X.509 errors that name what a
+// certificate or a server chose only in their fields, and whether err is
+// one of them.
+func (s textScope) certText(err error) (string, bool) {
+	switch e := err.(type) {
+	case x509.UnknownAuthorityError: // its text names a candidate issuer
+		return "x509: certificate signed by unknown authority", true
+	case x509.HostnameError: // its text lists the certificate's names
+		return "x509: certificate is not valid for " + strconv.Quote(s.name(e.Host, "the name asked for")), true
+	case x509.CertificateInvalidError:
+		if text, ok := invalidCertTexts[e.Reason]; ok {
+			return text, true
+		}
+		return "x509: certificate is not valid", true
+	case x509.SystemRootsError:
+		return "x509: failed to load system roots", true
+	case x509.UnhandledCriticalExtension, x509.ConstraintViolationError, x509.InsecureAlgorithmError:
+		return e.Error(), true // fixed texts, or the name of an algorithm
+	case tls.RecordHeaderError: // the record's bytes are in its fields, not its text
+		return "tls: " + e.Msg, true
+	case tls.AlertError: // the alert's name (a fixed table) or number
+		return e.Error(), true
+	case *tls.ECHRejectionError:
+		return "tls: server rejected ECH", true
+	}
+	return "", false
 }
 
 // opText is the text of a network error: its operation, network and

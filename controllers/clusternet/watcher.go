@@ -112,14 +112,46 @@ func (w *Watcher) Listed(ctx context.Context) error {
 
 // Start watches until ctx is done.
 func (w *Watcher) Start(ctx context.Context) error {
-	log := w.opts.Logger
 	serviceCIDRs, err := w.servesServiceCIDRs(ctx)
 	if err != nil || ctx.Err() != nil {
 		return err
 	}
 	if !serviceCIDRs {
-		log.Info("The API server does not serve networking.k8s.io/v1 ServiceCIDRs: Service addresses are not denied unless --deny-cidrs holds them")
+		w.opts.Logger.Info("The API server does not serve networking.k8s.io/v1 ServiceCIDRs: Service addresses are not denied unless --deny-cidrs holds them")
 	}
+	c, err := w.newCache()
+	if err != nil {
+		return err
+	}
+	objects := []client.Object{&discoveryv1.EndpointSlice{}, &corev1.Node{}}
+	if serviceCIDRs {
+		objects = append(objects, &networkingv1.ServiceCIDR{})
+	}
+	synced, names, err := w.watch(ctx, c, objects)
+	if err != nil {
+		return err
+	}
+	// The cache runs until ctx is done; if it fails, so does the Watcher.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 1)
+	go func() {
+		errs <- c.Start(ctx)
+		cancel()
+	}()
+	if w.waitSynced(ctx, synced, names) {
+		w.follow(ctx, c, serviceCIDRs)
+	}
+	cancel()
+	if err := <-errs; err != nil {
+		return fmt.Errorf("running the cluster networks cache: %w", err)
+	}
+	return nil
+}
+
+// newCache makes the cache of what the Watcher reads: the API server's
+// EndpointSlices, the Nodes (only their networks) and the ServiceCIDRs.
+func (w *Watcher) newCache() (cache.Cache, error) {
 	c, err := cache.New(w.opts.Config, cache.Options{
 		HTTPClient: w.opts.HTTPClient,
 		Scheme:     w.opts.Scheme,
@@ -135,64 +167,53 @@ func (w *Watcher) Start(ctx context.Context) error {
 		DefaultTransform: cache.TransformStripManagedFields(),
 	})
 	if err != nil {
-		return fmt.Errorf("creating the cluster networks cache: %w", err)
+		return nil, fmt.Errorf("creating the cluster networks cache: %w", err)
 	}
-	objects := []client.Object{&discoveryv1.EndpointSlice{}, &corev1.Node{}}
-	if serviceCIDRs {
-		objects = append(objects, &networkingv1.ServiceCIDR{})
-	}
+	return c, nil
+}
+
+// watch asks c for an informer of each of objects whose every change
+// wakes the Watcher, and returns whether each has synced, with its name.
+func (w *Watcher) watch(ctx context.Context, c cache.Cache, objects []client.Object) ([]toolscache.InformerSynced, []string, error) {
 	var synced []toolscache.InformerSynced
 	var names []string
 	for _, obj := range objects {
 		inf, err := c.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
 		if err != nil {
-			return fmt.Errorf("watching %T: %w", obj, err)
+			return nil, nil, fmt.Errorf("watching %T: %w", obj, err)
 		}
 		if _, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 			AddFunc:    func(any) { w.notify() },
 			UpdateFunc: func(any, any) { w.notify() },
 			DeleteFunc: func(any) { w.notify() },
 		}); err != nil {
-			return fmt.Errorf("watching %T: %w", obj, err)
+			return nil, nil, fmt.Errorf("watching %T: %w", obj, err)
 		}
 		synced = append(synced, inf.HasSynced)
 		names = append(names, fmt.Sprintf("%T", obj))
 	}
-	// The cache runs until ctx is done; if it fails, so does the Watcher.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, 1)
-	go func() {
-		errs <- c.Start(ctx)
-		cancel()
-	}()
-	stop := func() error {
-		cancel()
-		if err := <-errs; err != nil {
-			return fmt.Errorf("running the cluster networks cache: %w", err)
-		}
-		return nil
-	}
+	return synced, names, nil
+}
 
-	if !w.waitSynced(ctx, synced, names) {
-		return stop()
-	}
+// follow updates the denied networks from c, at once and then after every
+// change, at most once per MinInterval, until ctx is done.
+func (w *Watcher) follow(ctx context.Context, c cache.Cache, serviceCIDRs bool) {
 	last := time.Time{}
 	for {
 		if wait := time.Until(last.Add(w.opts.MinInterval)); wait > 0 {
 			select {
 			case <-ctx.Done():
-				return stop()
+				return
 			case <-time.After(wait):
 			}
 		}
 		last = time.Now()
 		if err := w.update(ctx, c, serviceCIDRs); err != nil {
-			log.Error(err, "Cannot read the cluster networks from the cache")
+			w.opts.Logger.Error(err, "Cannot read the cluster networks from the cache")
 		}
 		select {
 		case <-ctx.Done():
-			return stop()
+			return
 		case <-w.changed:
 		}
 	}
