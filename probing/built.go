@@ -45,12 +45,17 @@ type builtTarget struct {
 	// ServerName defaulted to the URL's host name; shared by the probes,
 	// which never change it. nil for the other kinds.
 	tls *tls.Config
-	// key is the transport of an http target (see transportKey).
-	key transportKey
-	// dnsQuestion is the question of a dns target, dnsPrefix the start of
-	// its probes' messages.
-	dnsQuestion dnsmessage.Question
-	dnsPrefix   string
+	// dns is what a dns target's probes send and say; nil for the other
+	// kinds (a question is 260 bytes: every checker would carry one).
+	dns *builtDNS
+}
+
+// builtDNS is what NewTarget works out for a dns target.
+type builtDNS struct {
+	// question is the question its probes ask, prefix the start of their
+	// messages.
+	question dnsmessage.Question
+	prefix   string
 }
 
 // NewTarget checks spec and returns the Target that probes it, or why it
@@ -89,19 +94,22 @@ func build(spec TargetSpec) (*builtTarget, error) {
 	}
 	u.Host = strings.TrimSuffix(u.Host, ":")
 	b := &builtTarget{TargetSpec: spec, kind: kind, url: u, redacted: redactURL(u)}
+	if b.redacted == spec.URL {
+		b.redacted = b.URL // shared with the spec's, not a copy of its own
+	}
 	switch kind {
 	case KindHTTP:
-		b.key = keyOf(&b.TargetSpec)
 		if _, err := spec.TLS.tlsConfig(); err != nil {
 			return nil, fmt.Errorf("TLS settings: %w", err)
 		}
 		return b, nil
 	case KindDNS:
 		b.addr = net.JoinHostPort(u.Hostname(), cmp.Or(u.Port(), defaultPorts["dns"]))
-		if b.dnsQuestion, err = dnsQuestion(spec.DNS); err != nil {
+		q, err := dnsQuestion(spec.DNS)
+		if err != nil {
 			return nil, err
 		}
-		b.dnsPrefix = fmt.Sprintf("dns query %q %s to %q: ", fqdn(spec.DNS.Name), spec.DNS.Type, "dns://"+b.addr)
+		b.dns = &builtDNS{question: q, prefix: fmt.Sprintf("dns query %q %s to %q: ", fqdn(spec.DNS.Name), spec.DNS.Type, "dns://"+b.addr)}
 		return b, nil
 	}
 	// tcp, tls, grpc and grpcs: the URL names the port (parseTargetURL).

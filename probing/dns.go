@@ -129,8 +129,8 @@ func newDNSQuery(t *builtTarget) (*dnsQuery, error) {
 	q := &dnsQuery{
 		addr:     t.addr,
 		id:       uint16(rand.Uint32()), // math/rand/v2's generator is ChaCha8, randomly seeded: unpredictable
-		question: t.dnsQuestion,
-		prefix:   t.dnsPrefix,
+		question: t.dns.question,
+		prefix:   t.dns.prefix,
 	}
 	var err error
 	if q.msg, err = buildQuery(q.id, q.question, t.DNS.RecursionDesired); err != nil { // NewTarget built one; kept so that Probe cannot panic
