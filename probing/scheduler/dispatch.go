@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 )
@@ -154,6 +155,10 @@ func (s *Scheduler) requeue(j job) time.Time {
 func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) (held time.Time) {
 	var timer sleepTimer
 	defer timer.stop()
+	// boundFreedAt is when the dispatcher last stopped waiting for the
+	// bound: a turn due before then was held up by it, whether or not it
+	// found the bound reached itself.
+	var boundFreedAt time.Time
 	for ctx.Err() == nil {
 		s.mu.Lock()
 		s.wake.drain()
@@ -179,7 +184,11 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) (held time
 				return j.due // ctx done
 			}
 			if waited {
-				// The bound is reached: the replica cannot keep up.
+				boundFreedAt = s.clock.Now()
+			} else if j.due.Before(boundFreedAt) {
+				// Due while an earlier turn waited for the bound: held up
+				// by it too.
+				waited = true
 				s.load.waited.Add(1)
 			}
 			// Waiting may have taken long: ask again right before probing.
@@ -215,21 +224,30 @@ func (s *Scheduler) debug() (logr.Logger, bool) {
 // acquire takes what a probe of weight bytes holds of the bound: one of
 // Options.Workers when set, and weight bytes of the memory budget,
 // waiting while either is short; waited reports whether it had to wait.
-// It fails only when ctx is done, and then holds nothing. Only the
-// dispatcher acquires, so taking the two in turn cannot deadlock.
+// A turn that waits is counted (Load.WaitedTurns) and Load.Saturated is
+// set while it waits. It fails only when ctx is done, and then holds
+// nothing. Only the dispatcher acquires, so taking the two in turn cannot
+// deadlock.
 func (s *Scheduler) acquire(ctx context.Context, weight int64) (waited bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
+	wait := func(sem *semaphore.Weighted, n int64) error {
+		if !waited {
+			waited = true
+			s.load.waited.Add(1)
+			s.load.saturated.Store(true)
+			defer s.load.saturated.Store(false)
+		}
+		return sem.Acquire(ctx, n)
+	}
 	if s.count != nil && !s.count.TryAcquire(1) {
-		waited = true
-		if err := s.count.Acquire(ctx, 1); err != nil {
+		if err := wait(s.count, 1); err != nil {
 			return true, err
 		}
 	}
 	if !s.memory.TryAcquire(weight) {
-		waited = true
-		if err := s.memory.Acquire(ctx, weight); err != nil {
+		if err := wait(s.memory, weight); err != nil {
 			if s.count != nil {
 				s.count.Release(1)
 			}

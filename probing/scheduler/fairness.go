@@ -33,7 +33,9 @@ type namespaceSlots struct {
 	// namespace that holds nothing may always start one probe.
 	limit      int
 	limitBytes int64
-	held       map[string]held
+	// unlimited is set when the share is the whole bound (1).
+	unlimited bool
+	held      map[string]held
 	// waiting holds, by namespace, the turns set aside, in the order they
 	// came due. Some may be stale (the check was removed or changed since).
 	waiting map[string][]job
@@ -47,15 +49,23 @@ type held struct {
 	bytes  int64
 }
 
-func newNamespaceSlots(limit int, limitBytes int64) namespaceSlots {
-	return namespaceSlots{limit: limit, limitBytes: limitBytes, held: map[string]held{}, waiting: map[string][]job{}, ready: map[string]struct{}{}}
+func newNamespaceSlots(share float64, workers int, budget int64) namespaceSlots {
+	n := namespaceSlots{
+		limitBytes: int64(float64(budget) * share), unlimited: share >= 1,
+		held: map[string]held{}, waiting: map[string][]job{}, ready: map[string]struct{}{},
+	}
+	if workers > 0 {
+		n.limit = namespaceLimit(share, workers)
+	}
+	return n
 }
 
 // full reports whether ns holds all it may: one more probe of weight
-// bytes would take it over its share.
+// bytes would take it over its share. A share of the whole bound
+// (unlimited) is never full: its probes wait for the bound itself.
 func (n *namespaceSlots) full(ns string, weight int64) bool {
 	h := n.held[ns]
-	if h.probes == 0 {
+	if n.unlimited || h.probes == 0 {
 		return false
 	}
 	return (n.limit > 0 && h.probes >= n.limit) || h.bytes+weight > n.limitBytes

@@ -18,6 +18,9 @@ type Load struct {
 	// but the budget).
 	MemoryBudget int64
 	Workers      int
+	// Saturated is set while the dispatcher waits for the bound: a turn
+	// is due and the probes in flight hold all the bound allows.
+	Saturated bool
 	// SkippedTurns counts the turns not probed because the check's
 	// previous probe still ran: checks whose probes take longer than
 	// their turns allow (Outcome.Overran).
@@ -39,6 +42,7 @@ type Load struct {
 type loadCounts struct {
 	skipped, waited, setAside, late atomic.Uint64
 	inFlightBytes                   atomic.Int64
+	saturated                       atomic.Bool
 }
 
 // Load returns how the scheduler keeps up now.
@@ -48,6 +52,7 @@ func (s *Scheduler) Load() Load {
 		InFlightBytes: s.load.inFlightBytes.Load(),
 		MemoryBudget:  s.budget,
 		Workers:       s.workers,
+		Saturated:     s.load.saturated.Load(),
 		SkippedTurns:  s.load.skipped.Load(),
 		WaitedTurns:   s.load.waited.Load(),
 		SetAsideTurns: s.load.setAside.Load(),

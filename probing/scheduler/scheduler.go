@@ -72,7 +72,8 @@ type Options struct {
 	// probed but stays scheduled. Nil means every check is owned.
 	Owns func(key types.NamespacedName, vantagePoints int) bool
 	// Notify is called by the worker after it stored an Outcome for key
-	// that differs from the previous one, is the first one, or whose
+	// that differs from the previous one (its result, or its Overran or
+	// Behind mark), is the first one, or whose
 	// streak reached the threshold of its verdict. It is called
 	// without any scheduler lock held and may block, for example on a
 	// channel send, and may call Upsert, Remove and Latest; while it blocks
@@ -185,10 +186,8 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	budget := MemoryBudget(opts.MemoryLimit)
 	var count *semaphore.Weighted
-	limit := 0
 	if opts.Workers > 0 {
 		count = semaphore.NewWeighted(int64(opts.Workers))
-		limit = namespaceLimit(opts.NamespaceShare, opts.Workers)
 	}
 	return &Scheduler{
 		prober:   opts.Prober,
@@ -204,7 +203,7 @@ func New(opts Options) (*Scheduler, error) {
 		phase:    opts.Phase,
 		memory:   semaphore.NewWeighted(budget),
 		count:    count,
-		slots:    newNamespaceSlots(limit, int64(float64(budget)*opts.NamespaceShare)),
+		slots:    newNamespaceSlots(opts.NamespaceShare, opts.Workers, budget),
 		wake:     make(wakeup, 1),
 		checks:   map[types.NamespacedName]*entry{},
 
