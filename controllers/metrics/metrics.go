@@ -144,6 +144,9 @@ type CheckSource interface {
 	// (see scheduler.Scheduler.SnapshotOf).
 	SnapshotOf(keep func(key types.NamespacedName, vantagePoints int) bool) []scheduler.CheckState
 	InFlight() int
+	// Load returns how the scheduler keeps up with its checks (see
+	// scheduler.Scheduler.Load).
+	Load() scheduler.Load
 }
 
 // ShardSource is what the metrics read of the replica's shard at scrape
@@ -217,6 +220,7 @@ func (m *Metrics) register(reg prometheus.Registerer, checks CheckSource, shard 
 			Name:      "scheduler_inflight",
 			Help:      "Probes running now.",
 		}, func() float64 { return float64(checks.InFlight()) }),
+		newLoadCollector(checks),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: Namespace,
 			Name:      "shard_members",
