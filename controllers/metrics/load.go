@@ -32,7 +32,7 @@ func newLoadCollector(checks CheckSource) *loadCollector {
 	}
 	return &loadCollector{
 		checks:    checks,
-		budget:    desc("memory_budget_bytes", "Bytes the probes in flight of this replica may hold at once: a quarter of GOMEMLIMIT, 64 MiB when it is unset; each probe holds what its kind costs (24 KiB for http, 68 KiB for https, up to 152 KiB for grpcs)."),
+		budget:    desc("memory_budget_bytes", "Bytes the probes in flight of this replica may hold at once: a quarter of GOMEMLIMIT, 64 MiB when it is unset; each probe holds what its kind costs (24 KiB for http, 76 KiB for https, up to 152 KiB for grpcs)."),
 		held:      desc("inflight_bytes", "Bytes of webchecker_scheduler_memory_budget_bytes the probes running now hold."),
 		workers:   desc("workers", "The bound on the number of probes in flight (--probe-workers); 0 when only the memory budget bounds them."),
 		saturated: desc("saturated", "1 while a due probe waits because the probes in flight hold all the bound allows (the memory budget, or --probe-workers): the replica cannot keep up; 0 otherwise."),

@@ -41,7 +41,7 @@ webchecker_scheduler_delayed_turns_total{reason="namespace"} NAMESPACE
 # HELP webchecker_scheduler_inflight_bytes Bytes of webchecker_scheduler_memory_budget_bytes the probes running now hold.
 # TYPE webchecker_scheduler_inflight_bytes gauge
 webchecker_scheduler_inflight_bytes HELD
-# HELP webchecker_scheduler_memory_budget_bytes Bytes the probes in flight of this replica may hold at once: a quarter of GOMEMLIMIT, 64 MiB when it is unset; each probe holds what its kind costs (24 KiB for http, 68 KiB for https, up to 152 KiB for grpcs).
+# HELP webchecker_scheduler_memory_budget_bytes Bytes the probes in flight of this replica may hold at once: a quarter of GOMEMLIMIT, 64 MiB when it is unset; each probe holds what its kind costs (24 KiB for http, 76 KiB for https, up to 152 KiB for grpcs).
 # TYPE webchecker_scheduler_memory_budget_bytes gauge
 webchecker_scheduler_memory_budget_bytes BUDGET
 # HELP webchecker_scheduler_saturated 1 while a due probe waits because the probes in flight hold all the bound allows (the memory budget, or --probe-workers): the replica cannot keep up; 0 otherwise.
@@ -64,7 +64,7 @@ func TestSchedulerLoadMetrics(t *testing.T) {
 	tests := map[string]scheduler.Load{
 		"idle, memory only": {MemoryBudget: 64 << 20},
 		"keeping up":        {MemoryBudget: 64 << 20, InFlight: 300, InFlightBytes: 300 * 24 << 10},
-		"cannot keep up": {MemoryBudget: 8 << 20, Workers: 100, InFlight: 100, InFlightBytes: 100 * 68 << 10, Saturated: true,
+		"cannot keep up": {MemoryBudget: 8 << 20, Workers: 100, InFlight: 100, InFlightBytes: 100 * 76 << 10, Saturated: true,
 			SkippedTurns: 3, WaitedTurns: 41, SetAsideTurns: 7, LateTurns: 2},
 	}
 	for name, load := range tests {

@@ -275,7 +275,7 @@ func TestInFlightBoundHolds(t *testing.T) {
 		"workers":                      {workers: 8, share: 1, scheme: "http", namespaces: 1, checks: 20, want: 8, wantWaited: true},
 		"workers below the budget":     {workers: 8, share: 1, scheme: "http", namespaces: 1, checks: 8, want: 8},
 		"memory budget, http":          {share: 1, limit: 32 * mib, scheme: "http", namespaces: 1, checks: 400, want: 8 * mib / (24 << 10), wantWaited: true},
-		"memory budget, https":         {share: 1, limit: 32 * mib, scheme: "https", namespaces: 1, checks: 200, want: 8 * mib / (68 << 10), wantWaited: true},
+		"memory budget, https":         {share: 1, limit: 32 * mib, scheme: "https", namespaces: 1, checks: 200, want: 8 * mib / (76 << 10), wantWaited: true},
 		"namespace share of budget":    {share: 0.5, limit: 32 * mib, scheme: "http", namespaces: 1, checks: 200, want: 4 * mib / (24 << 10), wantSetAside: true},
 		"two namespaces share budget":  {share: 0.5, limit: 32 * mib, scheme: "http", namespaces: 2, checks: 400, want: 2 * (4 * mib / (24 << 10)), wantSetAside: true},
 		"namespace share of workers":   {workers: 8, share: 0.5, scheme: "http", namespaces: 1, checks: 20, want: 4, wantSetAside: true},

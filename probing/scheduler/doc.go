@@ -94,7 +94,7 @@
 // A probe is started when its turn is due, so the number in flight follows
 // what is due: probes due per second × how long they take. What bounds it
 // is memory: every probe in flight holds the bytes its kind costs
-// (InFlightBytes, measured per kind: 24 KiB for http, 68 KiB for https,
+// (InFlightBytes, measured per kind: 24 KiB for http, 76 KiB for https,
 // up to 152 KiB for grpcs) of a budget (a weighted semaphore of
 // MemoryBudget(Options.MemoryLimit) bytes: a quarter of GOMEMLIMIT, 64 MiB
 // when none is set). Options.Workers, when set, bounds their number as
