@@ -79,7 +79,7 @@ func New() *Metrics {
 		schedulerLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: Namespace,
 			Name:      "scheduler_lag_seconds",
-			Help:      "How late probes started against the time they were due; it grows when every probe worker is busy.",
+			Help:      "How late probes started against the time they were due; it grows when the bound on probes in flight is reached (webchecker_scheduler_saturated).",
 			Buckets:   lagBuckets,
 		}),
 		statusWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
