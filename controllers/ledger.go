@@ -39,6 +39,9 @@ type record struct {
 	// lastWrite is when this replica last wrote the checker's status or
 	// its vantage point entry (see detailWait).
 	lastWrite time.Time
+	// pace is the pace of the checker's probes last reported (see
+	// reportPace).
+	pace pace
 }
 
 func newLedger() *ledger {

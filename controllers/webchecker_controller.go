@@ -198,6 +198,9 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	v := statusView{wc: wc, p: p, shard: r.Ownership.ShardID(), now: r.now()}
 	if !p.suspended {
 		v.latest = r.outcome(wc, p)
+		if p.probes {
+			r.reportPace(wc, v.latest, p)
+		}
 	}
 	if p.vantage != nil && !p.suspended && p.probes && v.latest != nil {
 		// Several vantage points: this replica's own entry first; the

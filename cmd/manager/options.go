@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -32,8 +33,13 @@ type options struct {
 	probeAddr     string
 	// pprofAddr is where the runtime profiles (/debug/pprof) are served;
 	// "0" disables them (manager.Options.PprofBindAddress).
-	pprofAddr    string
+	pprofAddr string
+	// probeWorkers, when positive, bounds the probes in flight besides
+	// the memory budget (scheduler.Options.Workers); memoryLimit is the
+	// process's memory limit the budget is derived from (GOMEMLIMIT, as
+	// debug.SetMemoryLimit(-1) reports it: math.MaxInt64 when unset).
 	probeWorkers int
+	memoryLimit  int64
 	// kubeAPIQPS and kubeAPIBurst pace this replica's requests to the API
 	// server (rest.Config QPS and Burst); reconcileWorkers is the number of
 	// checkers reconciled at once (controller MaxConcurrentReconciles).
@@ -100,7 +106,7 @@ func defaultOptions() options {
 		metricsAddr:             ":8080",
 		probeAddr:               ":8081",
 		pprofAddr:               "0",
-		probeWorkers:            scheduler.DefaultWorkers,
+		memoryLimit:             debug.SetMemoryLimit(-1),
 		kubeAPIQPS:              defaultKubeAPIQPS,
 		kubeAPIBurst:            defaultKubeAPIBurst,
 		reconcileWorkers:        controllers.DefaultReconcileWorkers,
@@ -138,11 +144,11 @@ func (o *options) bindFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&o.metricsSecure, "metrics-secure", o.metricsSecure, "Serve metrics over HTTPS (self-signed certificate) and admit only clients whose bearer token the API server authenticates (TokenReview) and authorizes for GET on the non-resource URL /metrics (SubjectAccessReview). False serves plain HTTP to anyone who can reach the port.")
 	fs.StringVar(&o.probeAddr, "health-probe-bind-address", o.probeAddr, "Address the /healthz and /readyz endpoints bind to.")
 	fs.StringVar(&o.pprofAddr, "pprof-bind-address", o.pprofAddr, "Address the Go runtime profiles (/debug/pprof/) bind to; \"0\" disables them. Profiles reveal internals: bind to localhost or keep disabled.")
-	fs.IntVar(&o.probeWorkers, "probe-workers", o.probeWorkers, "Maximum number of probes running at once.")
+	fs.IntVar(&o.probeWorkers, "probe-workers", o.probeWorkers, fmt.Sprintf("Maximum number of probes running at once; 0 bounds them by memory only: the probes in flight hold at most %.0f%% of GOMEMLIMIT (%d MiB when it is unset), each what its kind costs (24 KiB for http, 76 KiB for https, up to 152 KiB for grpcs).", scheduler.MemoryShare*100, scheduler.DefaultMemoryBudget>>20))
 	fs.Float64Var(&o.kubeAPIQPS, "kube-api-qps", o.kubeAPIQPS, "Requests per second this replica may send to the API server on average (client-side; the API server's Priority and Fairness is what protects it). Each new checker costs one status write, each change of a checker's status another.")
 	fs.IntVar(&o.kubeAPIBurst, "kube-api-burst", o.kubeAPIBurst, "Requests this replica may send to the API server at once above --kube-api-qps; at least --kube-api-qps.")
 	fs.IntVar(&o.reconcileWorkers, "reconcile-workers", o.reconcileWorkers, "Number of WebCheckers reconciled (and status writes in flight) at once; one checker is never reconciled twice at the same time.")
-	fs.Float64Var(&o.probeNamespaceShare, "probe-namespace-share", o.probeNamespaceShare, "Share of --probe-workers that the WebCheckers of one namespace may hold at once, in (0, 1]: at most max(1, ceil(share × workers)) probes of a namespace run at the same time, so one namespace whose targets hang cannot delay the others. 1 lets one namespace use every worker.")
+	fs.Float64Var(&o.probeNamespaceShare, "probe-namespace-share", o.probeNamespaceShare, "Share of the bound on probes in flight that the WebCheckers of one namespace may hold at once, in (0, 1]: at most share × the memory budget, and with --probe-workers at most max(1, ceil(share × workers)) probes of a namespace run at the same time, so one namespace whose targets hang cannot delay the others. 1 lets one namespace use the whole bound.")
 	fs.Float64Var(&o.reconcileNamespaceShare, "reconcile-namespace-share", o.reconcileNamespaceShare, "Share, in (0, 1], of --reconcile-workers that the WebCheckers of one namespace may hold at once (at least 1), and of --kube-api-qps and --kube-api-burst that their status writes may use. Beyond its share a namespace borrows only what the others leave (idle workers but the last share×workers, the write budget but its last share×burst writes), and otherwise waits while the others proceed. One namespace also records at most 25 Events at once, then one per 10s (the others are dropped; the conditions keep the state). 1 lets one namespace use everything.")
 	fs.DurationVar(&o.statusMessagePeriod, "status-message-period", o.statusMessagePeriod, "Least time between two status writes of one checker that change only a message (of Ready, CertificateValid or a vantage point), the HTTP status code or the certificate expiry; a change of status or reason is written at once. 0 writes every change at once.")
 	fs.StringVar(&o.shardID, "shard-id", o.shardID, "Identity of this replica: its Lease's name, written to status.shard (default: $POD_NAME, else the host name).")
@@ -179,6 +185,7 @@ func (o options) replicaOptions(policy *egress.Policy, scope controllers.WatchSc
 			Egress:    policy,
 		}),
 		probeWorkers:     o.probeWorkers,
+		memoryLimit:      o.memoryLimit,
 		reconcileWorkers: o.reconcileWorkers,
 		namespaceShare:   o.probeNamespaceShare,
 		limits:           o.namespaceLimits(),
@@ -331,8 +338,8 @@ func (o options) validate() error {
 // relations between them.
 func (o options) checkValues() []error {
 	var errs []error
-	if o.probeWorkers < 1 {
-		errs = append(errs, errors.New("--probe-workers must be at least 1"))
+	if o.probeWorkers < 0 {
+		errs = append(errs, errors.New("--probe-workers must not be negative"))
 	}
 	if !(o.kubeAPIQPS > 0) {
 		errs = append(errs, fmt.Errorf("--kube-api-qps %v must be greater than 0", o.kubeAPIQPS))

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/probing/egress"
+	"github.com/networkio/webchecker/probing/scheduler"
 )
 
 func TestOptionsFromFlags(t *testing.T) {
@@ -158,7 +160,7 @@ func TestOptionsValidate(t *testing.T) {
 		mutate func(*options)
 		want   string
 	}{
-		"no workers":                  {func(o *options) { o.probeWorkers = 0 }, "--probe-workers"},
+		"negative workers":            {func(o *options) { o.probeWorkers = -1 }, "--probe-workers"},
 		"no namespace share":          {func(o *options) { o.probeNamespaceShare = 0 }, "--probe-namespace-share"},
 		"namespace share above 1":     {func(o *options) { o.probeNamespaceShare = 1.5 }, "--probe-namespace-share"},
 		"no shard id":                 {func(o *options) { o.shardID = "" }, "--shard-id"},
@@ -255,8 +257,24 @@ func TestParseBuildsOnce(t *testing.T) {
 	require.NotNil(t, c.policy)
 	assert.Equal(t, opts, c.options)
 
-	opts.probeWorkers, opts.denyCIDRs = 0, "not-a-range"
+	opts.probeWorkers, opts.denyCIDRs = -1, "not-a-range"
 	_, err = opts.parse()
-	assert.ErrorContains(t, err, "--probe-workers must be at least 1")
+	assert.ErrorContains(t, err, "--probe-workers must not be negative")
 	assert.ErrorContains(t, err, "--deny-cidrs")
+}
+
+// TestProbeBoundFromMemory: by default the probes in flight are bounded by
+// memory only, derived from the process's memory limit (GOMEMLIMIT, which
+// the chart sets from the container's), which reaches the replica.
+func TestProbeBoundFromMemory(t *testing.T) {
+	const limit = 256 << 20
+	previous := debug.SetMemoryLimit(limit)
+	t.Cleanup(func() { debug.SetMemoryLimit(previous) })
+
+	opts := defaultOptions()
+	assert.Zero(t, opts.probeWorkers, "no bound by number unless asked for")
+	assert.Equal(t, int64(limit), opts.memoryLimit)
+	replica := opts.replicaOptions(nil, controllers.WatchScope{})
+	assert.Equal(t, int64(limit), replica.memoryLimit, "wired to the replica")
+	assert.Equal(t, int64(64<<20), scheduler.MemoryBudget(replica.memoryLimit), "a quarter of the limit")
 }

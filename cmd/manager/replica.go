@@ -36,13 +36,16 @@ type replicaOptions struct {
 	zone string
 	// prober runs the probes.
 	prober probing.Prober
-	// probeWorkers bounds concurrent probes.
+	// probeWorkers, when positive, bounds the probes in flight besides
+	// the memory budget derived from memoryLimit (see
+	// scheduler.Options.MemoryLimit; the default budget when zero).
 	probeWorkers int
+	memoryLimit  int64
 	// reconcileWorkers is the number of checkers reconciled at once
 	// (controllers.DefaultReconcileWorkers when zero).
 	reconcileWorkers int
-	// namespaceShare is the share of probeWorkers one namespace may hold
-	// at once.
+	// namespaceShare is the share of the bound on probes in flight one
+	// namespace may hold at once.
 	namespaceShare float64
 	// limits bound what one namespace takes of the reconcile workers,
 	// the status writes and the Events (none when zero).
@@ -123,6 +126,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 	r.scheduler, err = scheduler.New(scheduler.Options{
 		Prober:         opts.prober,
 		Workers:        opts.probeWorkers,
+		MemoryLimit:    opts.memoryLimit,
 		NamespaceShare: opts.namespaceShare,
 		InitialJitter:  opts.initialJitter,
 		Clock:          opts.clock,

@@ -15,6 +15,7 @@ import (
 	"github.com/networkio/webchecker/controllers/clusternet"
 	"github.com/networkio/webchecker/controllers/metrics"
 	"github.com/networkio/webchecker/controllers/metrics/scrapeauth"
+	"github.com/networkio/webchecker/probing/scheduler"
 )
 
 // run is the composition root: it builds the manager from the flags, wires
@@ -71,7 +72,7 @@ func run(ctx context.Context, flags options) error {
 		return fmt.Errorf("adding ready check: %w", err)
 	}
 
-	log.Info("Starting manager", "shardID", opts.shardID, "metricsSecure", opts.metricsSecure, "probeWorkers", opts.probeWorkers, "reconcileWorkers", opts.reconcileWorkers, "namespaceLimits", replicaOpts.limits.String(),
+	log.Info("Starting manager", "shardID", opts.shardID, "metricsSecure", opts.metricsSecure, "probeWorkers", opts.probeWorkers, "probeMemoryBudget", scheduler.MemoryBudget(opts.memoryLimit), "reconcileWorkers", opts.reconcileWorkers, "namespaceLimits", replicaOpts.limits.String(),
 		"kubeAPIQPS", opts.kubeAPIQPS, "kubeAPIBurst", opts.kubeAPIBurst, "dnsServer", opts.dnsServer,
 		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration,
 		"secretAccess", opts.secretAccess, "metricLabels", opts.metricLabels.LabelNames(), "version", replicaOpts.buildInfo.Version, "revision", replicaOpts.buildInfo.Revision, "egressPolicy", opts.policy.String(), "denyClusterNetworks", opts.denyClusterNetworks, "proxy", opts.proxy.String(), "scope", opts.scope.String())

@@ -23,7 +23,11 @@
 //     webchecker_probe_phase_seconds{phase}, over every probe this replica
 //     ran.
 //   - The operator's own health: webchecker_scheduler_lag_seconds,
-//     webchecker_scheduler_inflight, webchecker_status_writes_total{result},
+//     webchecker_scheduler_inflight, what the probes in flight hold of the
+//     bound and the turns that could not be kept
+//     (webchecker_scheduler_memory_budget_bytes, _inflight_bytes, _workers,
+//     _saturated, _skipped_turns_total and
+//     _delayed_turns_total{reason}), webchecker_status_writes_total{result},
 //     webchecker_shard_members, webchecker_shard_member{member} (one per
 //     ring member as this replica sees it), webchecker_shard_owned_checkers,
 //     webchecker_shard_probed_checkers, webchecker_shard_fenced,

@@ -79,7 +79,7 @@ func New() *Metrics {
 		schedulerLag: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Namespace: Namespace,
 			Name:      "scheduler_lag_seconds",
-			Help:      "How late probes started against the time they were due; it grows when every probe worker is busy.",
+			Help:      "How late probes started against the time they were due; it grows when the bound on probes in flight is reached (webchecker_scheduler_saturated).",
 			Buckets:   lagBuckets,
 		}),
 		statusWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
@@ -144,6 +144,9 @@ type CheckSource interface {
 	// (see scheduler.Scheduler.SnapshotOf).
 	SnapshotOf(keep func(key types.NamespacedName, vantagePoints int) bool) []scheduler.CheckState
 	InFlight() int
+	// Load returns how the scheduler keeps up with its checks (see
+	// scheduler.Scheduler.Load).
+	Load() scheduler.Load
 }
 
 // ShardSource is what the metrics read of the replica's shard at scrape
@@ -217,6 +220,7 @@ func (m *Metrics) register(reg prometheus.Registerer, checks CheckSource, shard 
 			Name:      "scheduler_inflight",
 			Help:      "Probes running now.",
 		}, func() float64 { return float64(checks.InFlight()) }),
+		newLoadCollector(checks),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Namespace: Namespace,
 			Name:      "shard_members",

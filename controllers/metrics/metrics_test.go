@@ -28,6 +28,7 @@ type fakeSources struct {
 	mu       sync.Mutex
 	states   []scheduler.CheckState
 	inFlight int
+	load     scheduler.Load
 	owned    map[types.NamespacedName]bool
 	// probed are the checkers this replica probes without owning them;
 	// it probes those it owns too.
@@ -56,6 +57,12 @@ func (f *fakeSources) InFlight() int {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.inFlight
+}
+
+func (f *fakeSources) Load() scheduler.Load {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.load
 }
 
 func (f *fakeSources) Owns(key types.NamespacedName) bool {

@@ -70,6 +70,17 @@ type Outcome struct {
 	// since its outcome was last forgotten (Upsert of a changed check,
 	// Disown, TakeOver): the prober worker's count of a kubelet probe.
 	Streak int
+	// Overran is set when a turn of the check was skipped because its
+	// previous probe still ran, during this probe or one started less than
+	// PaceHold intervals before it: the check's probes take longer than
+	// its interval allows, and it is probed less often than asked.
+	Overran bool
+	// Behind is set when this probe, or one of the check's started less
+	// than PaceHold intervals before it, started late: it waited because
+	// the replica's bound on probes in flight (or its namespace's share of
+	// it) was reached, or it started more than LateThreshold after it was
+	// due. The replica cannot keep up with its checks.
+	Behind bool
 }
 
 // Reached reports whether o's streak is at least as long as the threshold
@@ -79,9 +90,11 @@ func (o Outcome) Reached(t Thresholds) bool {
 }
 
 // changedFrom reports whether o must be notified given the previously stored
-// outcome prev.
+// outcome prev: a new generation, another result, or a change of whether
+// the check's turns are kept (Overran, Behind).
 func (o Outcome) changedFrom(prev Outcome) bool {
-	return prev.Generation != o.Generation || !prev.Result.SameOutcome(o.Result)
+	return prev.Generation != o.Generation || !prev.Result.SameOutcome(o.Result) ||
+		prev.Overran != o.Overran || prev.Behind != o.Behind
 }
 
 // ProbeCounts counts the stored outcomes of a check, by success.

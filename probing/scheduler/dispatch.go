@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"golang.org/x/sync/semaphore"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/utils/clock"
 )
 
 // The dispatcher, which starts the probes of due checks, and the workers,
@@ -57,6 +57,10 @@ type job struct {
 	due time.Time
 	// vantagePoints is the check's Check.VantagePoints, for Options.Owns.
 	vantagePoints int
+	// weight is the bytes of the memory budget its probe holds.
+	weight int64
+	// setAside is set when the turn waited for its namespace's share.
+	setAside bool
 }
 
 // nextStepLocked drops stale items from the top of the heap and returns the
@@ -82,7 +86,7 @@ func (s *Scheduler) nextStepLocked(now time.Time) (st step, j job, wait time.Dur
 			return stepWait, job{}, top.due.Sub(now), time.Time{}
 		}
 		s.queue.pop()
-		j = job{key: top.key, rev: top.rev, due: top.due, vantagePoints: e.check.VantagePoints}
+		j = job{key: top.key, rev: top.rev, due: top.due, vantagePoints: e.check.VantagePoints, weight: e.weight}
 		if f := s.flights[top.key]; f != nil {
 			if f.rev != e.rev {
 				// A cancelled probe of an older revision is still winding
@@ -92,10 +96,14 @@ func (s *Scheduler) nextStepLocked(now time.Time) (st step, j job, wait time.Dur
 			}
 			next = nextAfterSkip(now, e.interval, e.offset)
 			s.queue.push(next, top.key, top.rev)
+			f.overran = true
+			s.load.skipped.Add(1)
 			return stepSkipped, j, 0, next
 		}
-		if s.slots.full(j.key.Namespace) {
+		if s.slots.full(j.key.Namespace, j.weight) {
+			j.setAside = true
 			s.slots.setAside(j)
+			s.load.setAside.Add(1)
 			continue
 		}
 		return stepDispatch, j, 0, time.Time{}
@@ -110,12 +118,12 @@ func (s *Scheduler) currentLocked(j job) bool {
 	return e != nil && e.rev == j.rev
 }
 
-// releaseSlot frees the slot of ns that a probe held, and wakes the
-// dispatcher if turns of ns wait for it.
-func (s *Scheduler) releaseSlot(ns string) {
+// releaseSlot frees what a probe of ns of weight bytes held of its
+// namespace's share, and wakes the dispatcher if turns of ns wait for it.
+func (s *Scheduler) releaseSlot(ns string, weight int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.slots.release(ns) {
+	if s.slots.release(ns, weight) {
 		s.wake.signal()
 	}
 }
@@ -146,6 +154,10 @@ func (s *Scheduler) requeue(j job) time.Time {
 func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) (held time.Time) {
 	var timer sleepTimer
 	defer timer.stop()
+	// boundFreedAt is when the dispatcher last stopped waiting for the
+	// bound: a turn due before then was held up by it, whether or not it
+	// found the bound reached itself.
+	var boundFreedAt time.Time
 	for ctx.Err() == nil {
 		s.mu.Lock()
 		s.wake.drain()
@@ -166,24 +178,32 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) (held time
 				s.skipNotOwned(j)
 				continue
 			}
-			waited, err := s.acquireWorker(ctx)
+			waited, err := s.acquire(ctx, j.weight)
 			if err != nil {
 				return j.due // ctx done
 			}
+			if waited {
+				boundFreedAt = s.clock.Now()
+			} else if j.due.Before(boundFreedAt) {
+				// Due while an earlier turn waited for the bound: held up
+				// by it too.
+				waited = true
+				s.load.waited.Add(1)
+			}
 			// Waiting may have taken long: ask again right before probing.
 			if waited && !s.owns(j.key, j.vantagePoints) {
-				s.sem.Release(1)
+				s.release(j.weight)
 				s.skipNotOwned(j)
 				continue
 			}
-			p, ok := s.startLocking(ctx, j)
+			p, ok := s.startLocking(ctx, j, waited)
 			if !ok {
-				s.sem.Release(1)
+				s.release(j.weight)
 				continue
 			}
 			wg.Go(func() {
-				defer s.sem.Release(1)
-				defer s.releaseSlot(j.key.Namespace)
+				defer s.release(j.weight)
+				defer s.releaseSlot(j.key.Namespace, j.weight)
 				s.probe(ctx, p)
 			})
 		}
@@ -200,17 +220,48 @@ func (s *Scheduler) debug() (logr.Logger, bool) {
 	return log, log.Enabled()
 }
 
-// acquireWorker takes a slot of the worker pool, waiting for one while
-// none is free; waited reports whether it had to wait. It fails only when
-// ctx is done.
-func (s *Scheduler) acquireWorker(ctx context.Context) (waited bool, err error) {
+// acquire takes what a probe of weight bytes holds of the bound: one of
+// Options.Workers when set, and weight bytes of the memory budget,
+// waiting while either is short; waited reports whether it had to wait.
+// A turn that waits is counted (Load.WaitedTurns) and Load.Saturated is
+// set while it waits. It fails only when ctx is done, and then holds
+// nothing. Only the dispatcher acquires, so taking the two in turn cannot
+// deadlock.
+func (s *Scheduler) acquire(ctx context.Context, weight int64) (waited bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return false, err
 	}
-	if s.sem.TryAcquire(1) {
-		return false, nil
+	wait := func(sem *semaphore.Weighted, n int64) error {
+		if !waited {
+			waited = true
+			s.load.waited.Add(1)
+			s.load.saturated.Store(true)
+			defer s.load.saturated.Store(false)
+		}
+		return sem.Acquire(ctx, n)
 	}
-	return true, s.sem.Acquire(ctx, 1)
+	if s.count != nil && !s.count.TryAcquire(1) {
+		if err := wait(s.count, 1); err != nil {
+			return true, err
+		}
+	}
+	if !s.memory.TryAcquire(weight) {
+		if err := wait(s.memory, weight); err != nil {
+			if s.count != nil {
+				s.count.Release(1)
+			}
+			return true, err
+		}
+	}
+	return waited, nil
+}
+
+// release returns what acquire took for a probe of weight bytes.
+func (s *Scheduler) release(weight int64) {
+	s.memory.Release(weight)
+	if s.count != nil {
+		s.count.Release(1)
+	}
 }
 
 // skipNotOwned reschedules a due job that this replica does not own.
@@ -221,63 +272,24 @@ func (s *Scheduler) skipNotOwned(j job) {
 	}
 }
 
-// sleep blocks until ctx is done, the dispatcher is woken, or, if timer
-// is not nil, wait has passed on the scheduler clock (timed with timer).
-func (s *Scheduler) sleep(ctx context.Context, timer *sleepTimer, wait time.Duration) {
-	var fired <-chan time.Time
-	if timer != nil {
-		fired = timer.start(s.clock, wait)
-		defer timer.stop()
-	}
-	select {
-	case <-ctx.Done():
-	case <-s.wake:
-	case <-fired:
-	}
-}
-
-// sleepTimer is the dispatcher's one timer, reused from one wait to the
-// next: with checks spread over their interval the dispatcher waits before
-// nearly every probe, and a new timer for each wait costs allocations. The
-// zero value is ready to use; it is not safe for concurrent use.
-type sleepTimer struct {
-	t clock.Timer
-}
-
-// start arms the timer to fire once wait has passed on clk and returns its
-// channel. The timer must be stopped (stop) since it was last started.
-func (st *sleepTimer) start(clk clock.WithTicker, wait time.Duration) <-chan time.Time {
-	if st.t == nil {
-		st.t = clk.NewTimer(wait)
-	} else {
-		st.t.Reset(wait)
-	}
-	return st.t.C()
-}
-
-// stop disarms the timer and drops a firing that nobody received, so that
-// the next wait never sees a stale one.
-func (st *sleepTimer) stop() {
-	if st.t != nil && !st.t.Stop() {
-		select {
-		case <-st.t.C():
-		default:
-		}
-	}
-}
-
 // probeJob is a started probe handed to a worker.
 type probeJob struct {
 	ctx    context.Context
 	flight *flight
 	check  Check
 	due    time.Time
+	weight int64
+	// start is when the probe was started, and behind whether it started
+	// late (see Outcome.Behind).
+	start  time.Time
+	behind bool
 }
 
 // startLocking registers the probe of j as in flight and schedules the next
-// turn. It returns false if the check was removed or changed while the
-// dispatcher waited for a worker slot.
-func (s *Scheduler) startLocking(ctx context.Context, j job) (probeJob, bool) {
+// turn; waited tells whether it waited for the bound. It returns false if
+// the check was removed or changed while the dispatcher waited for the
+// bound.
+func (s *Scheduler) startLocking(ctx context.Context, j job, waited bool) (probeJob, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	e := s.checks[j.key]
@@ -286,14 +298,20 @@ func (s *Scheduler) startLocking(ctx context.Context, j job) (probeJob, bool) {
 	}
 	// Only the dispatcher starts probes, and nextStepLocked saw no flight
 	// for this key, so there is none now.
-	next := nextAfterProbe(s.clock.Now(), e.interval, e.offset)
+	now := s.clock.Now()
+	next := nextAfterProbe(now, e.interval, e.offset)
 	s.queue.push(next, j.key, j.rev)
 	e.onGrid = true
 	pctx, cancel := context.WithCancel(ctx)
 	f := &flight{rev: j.rev, cancel: cancel}
 	s.flights[j.key] = f
-	s.slots.take(j.key.Namespace)
-	return probeJob{ctx: pctx, flight: f, check: e.check, due: j.due}, true
+	s.slots.take(j.key.Namespace, j.weight)
+	s.load.inFlightBytes.Add(j.weight)
+	late := now.Sub(j.due) > LateThreshold
+	if late && !waited && !j.setAside {
+		s.load.late.Add(1)
+	}
+	return probeJob{ctx: pctx, flight: f, check: e.check, due: j.due, weight: j.weight, start: now, behind: waited || j.setAside || late}, true
 }
 
 // probe runs on a worker: it probes, stores the Outcome if the check is
@@ -311,6 +329,7 @@ func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 
 	res := s.prober.Probe(p.ctx, p.check.Target)
 
+	s.load.inFlightBytes.Add(-p.weight)
 	out := Outcome{Key: key, Generation: p.check.Generation, Result: res}
 	var stored, changed bool
 	s.mu.Lock()
@@ -324,6 +343,7 @@ func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 		// Removed while probing: discard.
 	case e.rev == p.flight.rev:
 		if p.ctx.Err() == nil { // not cancelled by shutdown
+			e.setPace(&out, p.start, p.behind, p.flight.overran)
 			changed = e.setOutcome(&out)
 			if res.Success {
 				e.counts.Successes++

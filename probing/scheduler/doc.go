@@ -1,5 +1,6 @@
-// Package scheduler decides when each checker is probed and runs the probes
-// on a bounded pool of workers.
+// Package scheduler decides when each checker is probed and runs the probes,
+// each when it is due, up to a bound on the probes in flight derived from
+// memory.
 //
 // # Model
 //
@@ -9,7 +10,8 @@
 // the latest Outcome of each one, readable with Latest. An Outcome carries
 // its streak: how many consecutive probes, this one included, had its
 // verdict (Outcome.Streak), as a kubelet prober worker counts them. When an
-// Outcome differs from the previous one (or is the first), or its streak
+// Outcome differs from the previous one (its result, or whether the check's
+// turns are kept: Overran, Behind) or is the first, or its streak
 // reaches the threshold of its verdict (Check.Thresholds), Options.Notify is
 // called with the key so that the consumer (the reconciler) can write
 // status; any other Outcome is stored silently, so status holds outcomes,
@@ -77,33 +79,56 @@
 //     once;
 //   - skips the turn if Options.Owns says this replica does not own the key
 //     (the check stays scheduled; another shard probes it); Owns is asked
-//     before, and when no worker slot was free at once again after the
-//     wait for one;
+//     before, and when the bound was reached at once again after the
+//     wait for it;
 //   - sets the turn aside if the check's namespace already holds its share
-//     of the workers (see below);
-//   - otherwise acquires a slot of the worker pool (a weighted semaphore of
-//     size Workers), schedules the next turn, and starts a goroutine that
-//     probes with its own context, a child of the Start context, stores the
-//     Outcome, calls Notify if it must (see above), and only then releases
-//     the slot. A slow Notify consumer therefore throttles probing instead of
-//     piling up goroutines.
+//     of the bound (see below);
+//   - otherwise takes its part of the bound (see below), schedules the next
+//     turn, and starts a goroutine that probes with its own context, a
+//     child of the Start context, stores the Outcome, calls Notify if it
+//     must (see above), and only then gives its part back. A slow Notify
+//     consumer therefore throttles probing instead of piling up goroutines.
+//
+// # The bound on probes in flight
+//
+// A probe is started when its turn is due, so the number in flight follows
+// what is due: probes due per second × how long they take. What bounds it
+// is memory: every probe in flight holds the bytes its kind costs
+// (InFlightBytes, measured per kind: 24 KiB for http, 76 KiB for https,
+// up to 152 KiB for grpcs) of a budget (a weighted semaphore of
+// MemoryBudget(Options.MemoryLimit) bytes: a quarter of GOMEMLIMIT, 64 MiB
+// when none is set). Options.Workers, when set, bounds their number as
+// well. A due turn that finds the bound reached waits for a probe to end;
+// the dispatcher waits with it, so turns are started in due order.
+//
+// # What cannot be kept is reported
+//
+// A turn skipped because the check's previous probe still runs, and a
+// turn that waited for the bound (or was due while an earlier one waited),
+// for its namespace's share, or started more than LateThreshold after it
+// was due, are counted (Load) and marked on the Outcome (Overran, Behind),
+// which keeps the mark for PaceHold intervals. A change of either mark is
+// notified as any other change of the Outcome, so that the consumer can
+// report it; the probes that keep their turns notify nothing more.
 //
 // # Fairness between namespaces
 //
-// A namespace may hold at most max(1, ceil(Options.NamespaceShare ×
-// Workers)) worker slots at once (half of them by default), counted from
-// the dispatch of a probe until its worker releases its slot. Without this,
-// a namespace whose targets accept connections and never answer would take
-// every worker until the probes time out, and every other namespace's
-// probes would wait. A due turn of a namespace at its limit leaves the heap
+// A namespace may hold at most Options.NamespaceShare of the bound at once
+// (half of it by default): that share of the memory budget, and when
+// Options.Workers is set at most max(1, ceil(NamespaceShare × Workers))
+// probes, counted from the dispatch of a probe until its worker gives its
+// part back; a namespace holding nothing may always start one probe.
+// Without this, a namespace whose targets accept connections and never
+// answer would take the whole bound until the probes time out, and every
+// other namespace's probes would wait. A due turn of a namespace at its limit leaves the heap
 // and is set aside, so the dispatcher goes on with the due turns of other
 // namespaces and never spins on it; when a probe of the namespace ends, the
 // dispatcher takes the oldest of its turns set aside before anything from
 // the heap. A turn set aside is the check's only turn: once dispatched,
 // its next turn is the first grid point at least half an interval after
 // the probe, as for any late probe. A namespace alone on a
-// replica is limited too: set NamespaceShare to 1 to let it use every
-// worker.
+// replica is limited too: set NamespaceShare to 1 to let it use the whole
+// bound (its turns then wait for the bound itself).
 //
 // A replica schedules every check, owned or not, so that a change of
 // ownership needs no Upsert: a check gained is probed at its next grid
@@ -124,8 +149,8 @@
 // # Lock discipline
 //
 // One mutex guards the heap, the checks and the in-flight probes. It is held
-// only for short, non-blocking bookkeeping. It is never held while acquiring
-// a pool slot, while probing, while calling Options.Owns, while calling
+// only for short, non-blocking bookkeeping. It is never held while waiting
+// for the bound, while probing, while calling Options.Owns, while calling
 // Notify, or while logging. This matters because the consumer of Notify
 // calls Upsert, Remove and Latest: calling Notify with the lock held would
 // deadlock as soon as that consumer is slower than the workers. The only
@@ -142,7 +167,9 @@
 // due time) and finishes (only probes whose Outcome was stored). Snapshot
 // copies, under the lock, every check's latest Outcome and its success and
 // failure counts, which survive Upsert but not Remove; InFlight counts the
-// probes running. Metrics read them at scrape time (controllers/metrics).
+// probes running, and Load tells the bound, what the probes in flight hold
+// of it and the turns that could not be kept. Metrics read them at scrape
+// time (controllers/metrics).
 //
 // # Shutdown
 //

@@ -13,7 +13,7 @@ func TestNamespaceLimit(t *testing.T) {
 		want    int
 	}{
 		"half of 16":                      {0.5, 16, 8},
-		"half of 64, the defaults":        {DefaultNamespaceShare, DefaultWorkers, 32},
+		"half of 64":                      {DefaultNamespaceShare, 64, 32},
 		"rounded up":                      {0.5, 5, 3},
 		"at least one":                    {0.01, 4, 1},
 		"one worker":                      {0.5, 1, 1},

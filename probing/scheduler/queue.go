@@ -21,6 +21,9 @@ type entry struct {
 	interval time.Duration // effective, > 0
 	offset   time.Duration // phase within the interval, in [0, interval)
 	rev      uint64
+	// weight is the bytes of the memory budget a probe of the check
+	// holds in flight (InFlightBytes of its target, at most the budget).
+	weight int64
 	// skipped is the due time of the latest turn on the grid skipped
 	// because this replica did not own the check (zero when none).
 	skipped time.Time
@@ -39,6 +42,32 @@ type entry struct {
 	// onGrid is set when the check's queued turn is a grid point, not its
 	// first probe after an Upsert or a catch-up after Gained.
 	onGrid bool
+	// behindAt and overranAt are when the latest probe that started late,
+	// and the latest that overran, were started (zero: none); see setPace.
+	behindAt, overranAt time.Time
+}
+
+// PaceHold is how many intervals Outcome.Behind and Outcome.Overran stay
+// set after the latest probe of the check that started late or overran:
+// a check at the edge of either then reports it steadily, with one
+// notification (and one Event) when it starts and one when it has been
+// kept for that long, instead of one at every other probe.
+const PaceHold = 3
+
+// setPace sets o's Behind and Overran for the probe started at start,
+// which started late (behind) and overran (a turn was skipped while it
+// ran) as told: each holds while a probe of the check that did was
+// started less than PaceHold intervals before start.
+func (e *entry) setPace(o *Outcome, start time.Time, behind, overran bool) {
+	if behind {
+		e.behindAt = start
+	}
+	if overran {
+		e.overranAt = start
+	}
+	hold := PaceHold * e.interval
+	o.Behind = !e.behindAt.IsZero() && start.Sub(e.behindAt) < hold
+	o.Overran = !e.overranAt.IsZero() && start.Sub(e.overranAt) < hold
 }
 
 // setOutcome stores o as the latest outcome, extending or restarting the
@@ -72,6 +101,9 @@ func (e *entry) latest() (Outcome, bool) {
 type flight struct {
 	rev    uint64 // revision of the check the probe was started for
 	cancel context.CancelFunc
+	// overran is set when a turn of the check was skipped because this
+	// probe still ran (Outcome.Overran).
+	overran bool
 }
 
 // item is one element of the due-time heap. It is stale when its key is gone

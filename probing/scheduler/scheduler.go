@@ -18,15 +18,17 @@ import (
 )
 
 const (
-	// DefaultWorkers is the number of concurrent probes when
-	// Options.Workers is zero.
-	DefaultWorkers = 64
 	// DefaultInitialJitter is the upper bound of the first-probe delay when
 	// Options.InitialJitter is zero.
 	DefaultInitialJitter = time.Second
-	// DefaultNamespaceShare is the share of the workers one namespace may
-	// hold at once when Options.NamespaceShare is zero.
+	// DefaultNamespaceShare is the share of the bound on probes in flight
+	// one namespace may hold at once when Options.NamespaceShare is zero.
 	DefaultNamespaceShare = 0.5
+	// LateThreshold is how late a probe may start against its due time
+	// before its Outcome reports the check Behind and the turn is counted
+	// late (Load.LateTurns): half of the 2s a checker's gap between probes
+	// may exceed its interval by.
+	LateThreshold = time.Second
 	// FallbackInterval replaces a non-positive Check.Interval, which would
 	// otherwise make the dispatcher spin.
 	FallbackInterval = time.Second
@@ -37,17 +39,24 @@ type Options struct {
 	// Prober runs the probes. It must honour its context and the target's
 	// timeout, and be safe for concurrent use. Required.
 	Prober probing.Prober
-	// Workers is the maximum number of concurrent probes. Zero means
-	// DefaultWorkers; negative is an error.
+	// MemoryLimit is the process's memory limit, as
+	// debug.SetMemoryLimit(-1) reports GOMEMLIMIT; the probes in flight
+	// may hold MemoryBudget(MemoryLimit) bytes, each the InFlightBytes of
+	// its target. Zero (or math.MaxInt64, no limit set) means
+	// DefaultMemoryBudget.
+	MemoryLimit int64
+	// Workers, when positive, bounds the number of probes in flight as
+	// well, below what the memory budget allows. Zero means no bound but
+	// the budget; negative is an error.
 	Workers int
-	// NamespaceShare is the share of Workers that the checks of one
-	// namespace may hold at once: at most max(1, ceil(NamespaceShare ×
-	// Workers)) probes of a namespace run at the same time, so that one
+	// NamespaceShare is the share of the bound that the checks of one
+	// namespace may hold at once: at most NamespaceShare × the memory
+	// budget, and when Workers is set at most max(1, ceil(NamespaceShare
+	// × Workers)) probes of a namespace run at the same time, so that one
 	// namespace whose targets hang cannot delay the probes of the others.
 	// Due checks of a namespace at its limit wait, without holding up other
 	// namespaces, until one of its probes ends. It must be in (0, 1]; 1
-	// lets one namespace take every worker. Zero means
-	// DefaultNamespaceShare.
+	// lets one namespace take all. Zero means DefaultNamespaceShare.
 	NamespaceShare float64
 	// Clock is the source of time and timers. Nil means clock.RealClock{}.
 	Clock clock.WithTicker
@@ -63,7 +72,8 @@ type Options struct {
 	// probed but stays scheduled. Nil means every check is owned.
 	Owns func(key types.NamespacedName, vantagePoints int) bool
 	// Notify is called by the worker after it stored an Outcome for key
-	// that differs from the previous one, is the first one, or whose
+	// that differs from the previous one (its result, or its Overran or
+	// Behind mark), is the first one, or whose
 	// streak reached the threshold of its verdict. It is called
 	// without any scheduler lock held and may block, for example on a
 	// channel send, and may call Upsert, Remove and Latest; while it blocks
@@ -103,12 +113,14 @@ type Observer interface {
 	ProbeFinished(o Outcome)
 }
 
-// Scheduler probes a changing set of checks, each once per interval, on a
-// bounded pool of workers. It is safe for concurrent use; Upsert, Remove,
-// Latest and Len may be called before, during and after Start.
+// Scheduler probes a changing set of checks, each once per interval,
+// starting each probe when it is due, up to a bound on the probes in
+// flight. It is safe for concurrent use; Upsert, Remove, Latest and Len
+// may be called before, during and after Start.
 type Scheduler struct {
 	prober   probing.Prober
-	workers  int
+	workers  int   // 0: no bound by number
+	budget   int64 // bytes the probes in flight may hold
 	clock    clock.WithTicker
 	jitter   time.Duration // <= 0: no jitter
 	owns     func(key types.NamespacedName, vantagePoints int) bool
@@ -118,8 +130,12 @@ type Scheduler struct {
 	rand     func(n int64) int64
 	phase    func(key types.NamespacedName, interval time.Duration) time.Duration
 
-	sem     *semaphore.Weighted
+	// memory holds the bytes of the budget the probes in flight hold;
+	// count, when Workers is set, the probes.
+	memory  *semaphore.Weighted
+	count   *semaphore.Weighted
 	slots   namespaceSlots // guarded by mu
+	load    loadCounts
 	wake    wakeup
 	started atomic.Bool
 
@@ -143,9 +159,6 @@ func New(opts Options) (*Scheduler, error) {
 	}
 	if opts.Workers < 0 {
 		return nil, errors.New("scheduler: Options.Workers must not be negative")
-	}
-	if opts.Workers == 0 {
-		opts.Workers = DefaultWorkers
 	}
 	if opts.NamespaceShare == 0 {
 		opts.NamespaceShare = DefaultNamespaceShare
@@ -171,9 +184,15 @@ func New(opts Options) (*Scheduler, error) {
 	if opts.Owns == nil {
 		opts.Owns = func(types.NamespacedName, int) bool { return true }
 	}
+	budget := MemoryBudget(opts.MemoryLimit)
+	var count *semaphore.Weighted
+	if opts.Workers > 0 {
+		count = semaphore.NewWeighted(int64(opts.Workers))
+	}
 	return &Scheduler{
 		prober:   opts.Prober,
 		workers:  opts.Workers,
+		budget:   budget,
 		clock:    opts.Clock,
 		jitter:   opts.InitialJitter,
 		owns:     opts.Owns,
@@ -182,8 +201,9 @@ func New(opts Options) (*Scheduler, error) {
 		log:      opts.Logger,
 		rand:     opts.Rand,
 		phase:    opts.Phase,
-		sem:      semaphore.NewWeighted(int64(opts.Workers)),
-		slots:    newNamespaceSlots(namespaceLimit(opts.NamespaceShare, opts.Workers)),
+		memory:   semaphore.NewWeighted(budget),
+		count:    count,
+		slots:    newNamespaceSlots(opts.NamespaceShare, opts.Workers, budget),
 		wake:     make(wakeup, 1),
 		checks:   map[types.NamespacedName]*entry{},
 
@@ -216,7 +236,7 @@ func (s *Scheduler) Upsert(c Check) {
 		f.cancel()
 	}
 	s.lastRev++
-	e := &entry{check: c, interval: interval, offset: offset, rev: s.lastRev}
+	e := &entry{check: c, interval: interval, offset: offset, rev: s.lastRev, weight: min(InFlightBytes(c.Target), s.budget)}
 	if exists {
 		e.counts = old.counts
 	}
@@ -330,7 +350,7 @@ func (s *Scheduler) Start(ctx context.Context) error {
 		s.log.Info("Scheduler stopped")
 	}()
 
-	s.log.Info("Scheduler started", "workers", s.workers, "namespaceLimit", s.slots.limit, "initialJitter", s.jitter, "checks", s.Len())
+	s.log.Info("Scheduler started", "memoryBudget", s.budget, "workers", s.workers, "namespaceBudget", s.slots.limitBytes, "namespaceLimit", s.slots.limit, "initialJitter", s.jitter, "checks", s.Len())
 	held := s.dispatch(ctx, &wg)
 	s.recordStop(held)
 	return nil

@@ -21,9 +21,9 @@ func operator() *dashboard.DashboardBuilder {
 		WithVariable(datasourceVariable()).
 		WithVariable(labelVariable("instance", "instance", "webchecker_shard_members", true)).
 		WithRow(dashboard.NewRowBuilder("Scheduler")).
-		WithPanel(timeseriesPanel("Scheduler lag (p99)", "How late probes start against the time they are due, per replica; it grows when every probe worker is busy (WebCheckerSchedulerFallingBehind).", unitSeconds,
+		WithPanel(timeseriesPanel("Scheduler lag (p99)", "How late probes start against the time they are due, per replica; it grows when the bound on probes in flight is reached (WebCheckerSchedulerFallingBehind).", unitSeconds,
 			q{`histogram_quantile(0.99, sum by (instance, le) (rate(webchecker_scheduler_lag_seconds_bucket{` + operatorSelector + `}[$__rate_interval])))`, "{{instance}}"})).
-		WithPanel(timeseriesPanel("Probes in flight", "Probes running now, per replica (at most --probe-workers).", unitShort,
+		WithPanel(timeseriesPanel("Probes in flight", "Probes running now, per replica (at most what its memory budget, or --probe-workers, allows).", unitShort,
 			q{`sum by (instance) (webchecker_scheduler_inflight{` + operatorSelector + `})`, "{{instance}}"})).
 		WithRow(dashboard.NewRowBuilder("Status writes and API")).
 		WithPanel(timeseriesPanel("Status writes by result", "WebChecker status patches per second: success, conflict (retried) and error (WebCheckerStatusWritesFailing).", unitPerSec,
