@@ -205,6 +205,17 @@ func (t Target) Equal(o Target) bool {
 	return t.b == o.b || t.b.equal(&o.b.TargetSpec)
 }
 
+// BuiltFrom reports whether t was built from a TargetSpec equal to spec
+// (its expected status codes taken as a set): NewTarget(spec) would
+// build the same Target, and t can stand for it.
+func (t Target) BuiltFrom(spec TargetSpec) bool {
+	if t.b == nil {
+		return false
+	}
+	spec.ExpectedStatusCodes = slices.Compact(slices.Sorted(slices.Values(spec.ExpectedStatusCodes)))
+	return t.b.equal(&spec)
+}
+
 // Accepts reports whether code is an accepted final status code of t.
 func (t Target) Accepts(code int) bool {
 	return t.b != nil && t.b.accepts(code)

@@ -59,7 +59,7 @@ func run(ctx context.Context, flags options) error {
 		replicaOpts.networksListed = networks.Listed
 	}
 	replicaOpts.metricLabels = opts.metricLabels
-	replicaOpts.checks = checkspec.CheckBuilder{Judges: checkspec.NewJudgeCache(), Proxy: opts.proxy}
+	replicaOpts.checks = checkspec.CheckBuilder{Judges: checkspec.NewJudgeCache(), Targets: checkspec.NewTargetCache(), Proxy: opts.proxy}
 	replicaOpts.buildInfo = metrics.ReadBuildInfo(version, revision)
 	replicaOpts.exposition = exposition
 	if _, err := setupReplica(mgr, replicaOpts); err != nil {

@@ -41,6 +41,9 @@ func CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (schedule
 type CheckBuilder struct {
 	// Judges caches compiled conditions; nil compiles them on every call.
 	Judges *JudgeCache
+	// Targets keeps each checker's built Target; nil builds one on every
+	// call.
+	Targets *TargetCache
 	// Proxy is the proxy of the checkers without spec.proxy (--proxy-url,
 	// --no-proxy).
 	Proxy DefaultProxy
@@ -116,7 +119,8 @@ func (b CheckBuilder) CheckForIn(ns *corev1.Namespace, wc *webcheckerv1alpha1.We
 	if target.EgressAllow, err = EgressAllowanceOf(ns); err != nil {
 		return scheduler.Check{}, err
 	}
-	built, err := probing.NewTarget(target)
+	key := types.NamespacedName{Namespace: wc.Namespace, Name: wc.Name}
+	built, err := b.Targets.target(key, target)
 	if err != nil {
 		return scheduler.Check{}, err
 	}
@@ -125,7 +129,7 @@ func (b CheckBuilder) CheckForIn(ns *corev1.Namespace, wc *webcheckerv1alpha1.We
 		return scheduler.Check{}, err
 	}
 	return scheduler.Check{
-		Key:           types.NamespacedName{Namespace: wc.Namespace, Name: wc.Name},
+		Key:           key,
 		Generation:    wc.Generation,
 		Interval:      interval,
 		Target:        built,

@@ -10,7 +10,8 @@
 // (JudgeCache), applies the operator's default proxy (DefaultProxy) and a
 // Namespace's egress allowance (EgressAllowAnnotation), all into a
 // probing.TargetSpec, which probing.NewTarget then checks and builds, once
-// per call: the target's own rules (its URL, methods, status codes, body
+// per change of that spec (TargetCache keeps each checker's Target): the
+// target's own rules (its URL, methods, status codes, body
 // match limits, proxy URL, DNS options) are probing's, not checked here
 // again. Between them they re-check what the API server validates: every
 // spec field is written by a namespace editor, and an object stored
