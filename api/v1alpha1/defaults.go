@@ -45,6 +45,9 @@ const (
 	// MaxThreshold is the largest spec.failureThreshold and
 	// spec.successThreshold; the smallest is 1.
 	MaxThreshold int32 = 20
+	// MaxWindowProbes is the largest spec.failureWindow.probes (and so
+	// failures); the smallest is 1.
+	MaxWindowProbes int32 = 64
 	// MaxVantagePoints is the largest spec.vantagePoints.
 	MaxVantagePoints int32 = 5
 )

@@ -28,6 +28,14 @@ import (
 // when verification is skipped), or Unknown when the latest probe saw no
 // certificate (NotApplicable for a probe without TLS, NoCertificate when a
 // probe over TLS received no TLS response).
+//
+// The Reconciling condition is True (reason AwaitingResult) while the
+// status holds no result of the checker's current generation yet: before
+// its first result (Ready Pending), or, with several vantage points, while
+// no majority of the current generation's entries has decided. It is
+// removed in the write that records the result. It is the signal kstatus
+// (and so Flux and kpt) reads as InProgress; a status whose
+// observedGeneration is behind the spec says the same on its own.
 const (
 	// ConditionReady is True while the server answers as expected (with an
 	// accepted status code, and body when a bodyMatch is given), False
@@ -48,6 +56,13 @@ const (
 	// checker is not probed until the spec changes, and the message names
 	// the field and the limit.
 	ReasonRegexTooComplex = "RegexTooComplex"
+
+	// ConditionReconciling is True while the status holds no result of
+	// the current generation; it is removed once it does.
+	ConditionReconciling = "Reconciling"
+	// ReasonAwaitingResult is the Reconciling reason (status True): the
+	// result of the current generation is awaited.
+	ReasonAwaitingResult = "AwaitingResult"
 
 	// ConditionCertificateValid is True while the served certificate chain
 	// is valid for longer than the warning period.
@@ -104,6 +119,7 @@ const MaxSpecText = 32768
 // +kubebuilder:validation:XValidation:rule="has(self.dns) || !self.host.startsWith('dns://')",message="a dns target needs dns (at least dns.name)"
 // +kubebuilder:validation:XValidation:rule="!has(self.proxy) || !self.host.startsWith('dns://')",message="a dns target cannot use a proxy"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.interval) || !self.timeout.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || !self.interval.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.timeout) < duration(self.interval)",message="timeout must be less than interval"
+// +kubebuilder:validation:XValidation:rule="!has(self.failureWindow) || ((!has(self.failureThreshold) || self.failureThreshold == 1) && (!has(self.successThreshold) || self.successThreshold == 1))",message="failureWindow decides both ways: failureThreshold and successThreshold must be 1 (their default) with it"
 // +kubebuilder:validation:XValidation:rule="(has(self.headers) ? self.headers.map(h, h.name.size() + (has(h.value) ? h.value.size() : 0)).sum() : 0) + (has(self.body) ? self.body.size() : 0) + (has(self.conditions) ? self.conditions.map(c, c.expression.size() + (has(c.message) ? c.message.size() : 0)).sum() : 0) + (has(self.tcp) && has(self.tcp.send) ? self.tcp.send.size() : 0) + (has(self.tcp) && has(self.tcp.expect) ? self.tcp.expect.size() : 0) + (has(self.bodyMatch) ? self.bodyMatch.regex.size() : 0) + (has(self.dns) && has(self.dns.answerMatch) ? self.dns.answerMatch.map(a, a.size()).sum() : 0) <= 32768",message="the spec's headers, body, conditions, tcp.send, tcp.expect, bodyMatch.regex and dns.answerMatch together must be at most 32768 characters"
 type WebCheckerSpec struct {
 	// Host is the server to probe; its scheme chooses the kind of probe:
@@ -223,6 +239,34 @@ type WebCheckerSpec struct {
 	// +kubebuilder:default=false
 	Suspend *bool `json:"suspend,omitempty"`
 
+	// DependsOn names WebCheckers of the same namespace this one depends
+	// on, such as the router or the identity provider in front of it:
+	// while one of them is down (Ready False), a failure of this checker
+	// reads reason DependencyDown, naming it, and the shipped alerts do
+	// not page for this one. Its own probes go on. A dependency that does
+	// not exist, or that depends back on this checker (a cycle through at
+	// most 32 checkers), makes Ready False with reason
+	// InvalidDependency, and this checker is not probed until that is
+	// fixed. At most 8 names.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxItems=8
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	// +listType=set
+	DependsOn []string `json:"dependsOn,omitempty"`
+
+	// MaintenanceWindows are times during which this checker's failures
+	// are expected (see MaintenanceWindow); the WebCheckerMaintenance
+	// objects of its namespace that select it add theirs. While one is
+	// open the checker is probed as usual, its Maintenance condition is
+	// True, and the shipped alerts and error budget rules leave it out.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=atomic
+	MaintenanceWindows []MaintenanceWindow `json:"maintenanceWindows,omitempty"`
+
 	// ReuseConnections keeps connections alive between probes, for
 	// high-frequency checks where only the HTTP answer matters. A probe
 	// then sends its request over a connection an earlier probe opened,
@@ -275,6 +319,23 @@ type WebCheckerSpec struct {
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=20
 	SuccessThreshold *int32 `json:"successThreshold,omitempty"`
+
+	// FailureWindow judges the checker by its recent probes instead of
+	// consecutive ones, as Cloudprober's {failures, total}: Ready turns
+	// False once at least failureWindow.failures of the last
+	// failureWindow.probes probes failed, and True again once the window
+	// is healthy, fewer than failures of the last probes failed: once
+	// probes - failures + 1 of them succeeded. A server that fails one
+	// probe in three never trips failureThreshold 2, but trips a window of
+	// 2 of 6. Only probes made since the checker's spec last changed, by
+	// the replica that probes it now, count: a replica that takes a
+	// checker over keeps the stored condition until its own probes decide.
+	// The window decides both ways, so failureThreshold and
+	// successThreshold must stay 1 (their default) with it. Before the
+	// first result (Pending) the first probe decides.
+	//
+	// +optional
+	FailureWindow *FailureWindow `json:"failureWindow,omitempty"`
 
 	// TCP is what a tcp or tls probe sends and the reply it expects.
 	//
@@ -331,6 +392,28 @@ type WebCheckerSpec struct {
 	//
 	// +optional
 	Proxy *ProxySpec `json:"proxy,omitempty"`
+}
+
+// FailureWindow is a failure window: how many of a checker's latest probes
+// may fail before Ready turns False (see WebCheckerSpec.FailureWindow).
+//
+// +kubebuilder:validation:XValidation:rule="self.failures <= self.probes",message="failureWindow.failures must be at most failureWindow.probes"
+type FailureWindow struct {
+	// Failures is how many of the window's probes must fail to turn Ready
+	// False. Between 1 and probes.
+	//
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	Failures int32 `json:"failures"`
+
+	// Probes is how many of the latest probes the window holds. Between 1
+	// and 64.
+	//
+	// +required
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=64
+	Probes int32 `json:"probes"`
 }
 
 // IPFamily is the address family a probe connects over.
@@ -488,7 +571,8 @@ type TLSOptions struct {
 
 // WebCheckerStatus is the observed outcome of the latest probes.
 type WebCheckerStatus struct {
-	// Conditions holds the Ready and the CertificateValid conditions.
+	// Conditions holds the Ready and the CertificateValid conditions, and
+	// Reconciling while a result of the current generation is awaited.
 	//
 	// +optional
 	// +listType=map
@@ -496,9 +580,11 @@ type WebCheckerStatus struct {
 	Conditions []metav1.Condition `json:"conditions,omitempty"`
 
 	// ObservedGeneration is the generation of the spec that the status
-	// describes.
+	// describes; 0 (the default the API server shows until the first
+	// write) describes none.
 	//
 	// +optional
+	// +kubebuilder:default=0
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// HTTPStatusCode is the final HTTP status code of the latest http or
@@ -601,12 +687,14 @@ type VantagePointStatus struct {
 // +kubebuilder:object:root=true
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=wc
+// +kubebuilder:validation:XValidation:rule="!has(self.spec.dependsOn) || !(self.metadata.name in self.spec.dependsOn)",message="spec.dependsOn: a checker cannot depend on itself"
 // +kubebuilder:printcolumn:name="Host",type=string,JSONPath=`.spec.host`
 // +kubebuilder:printcolumn:name="Path",type=string,JSONPath=`.spec.path`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Suspend",type=boolean,JSONPath=`.spec.suspend`,priority=1
 // +kubebuilder:printcolumn:name="Code",type=integer,JSONPath=`.status.httpStatusCode`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Maintenance",type=string,JSONPath=`.status.conditions[?(@.type=="Maintenance")].status`,priority=1
 // +kubebuilder:printcolumn:name="Interval",type=string,JSONPath=`.spec.interval`,priority=1
 // +kubebuilder:printcolumn:name="Shard",type=string,JSONPath=`.status.shard`,priority=1
 // +kubebuilder:printcolumn:name="Quorum",type=string,JSONPath=`.status.quorum`,priority=1
@@ -619,7 +707,13 @@ type WebChecker struct {
 
 	// +required
 	Spec WebCheckerSpec `json:"spec"`
+	// Status is the observed outcome of the latest probes. Until the
+	// checker's owner first writes it, it reads {observedGeneration: 0}:
+	// generation 1 not observed yet, which kstatus (Flux, kpt) reads as
+	// in progress, and a status that health expressions can refer to.
+	//
 	// +optional
+	// +kubebuilder:default={}
 	Status WebCheckerStatus `json:"status,omitempty"`
 }
 
