@@ -38,12 +38,17 @@ func (c Check) equal(o Check) bool {
 
 // Thresholds are how many consecutive probes with one verdict change a
 // checker's state, as a kubelet probe's failureThreshold and
-// successThreshold. Values below 1 mean 1.
+// successThreshold, or the failure window that decides instead. Values
+// below 1 mean 1.
 type Thresholds struct {
 	// Failure is how many consecutive failed probes turn it down.
 	Failure int
 	// Success is how many consecutive successful probes turn it up.
 	Success int
+	// Window, when enabled, judges the check by its latest probes
+	// (Outcome.Recent) instead: the probe that changes its verdict is
+	// notified, as one whose streak reaches its threshold.
+	Window Window
 }
 
 // For is the threshold of a streak of successes (success) or failures.
@@ -70,6 +75,10 @@ type Outcome struct {
 	// since its outcome was last forgotten (Upsert of a changed check,
 	// Disown, TakeOver): the prober worker's count of a kubelet probe.
 	Streak int
+	// Recent holds the verdicts of the latest probes counted as Streak
+	// is, this one included, when the check has a failure window
+	// (Thresholds.Window); the zero Recent otherwise.
+	Recent Recent
 	// Overran is set when a turn of the check was skipped because its
 	// previous probe still ran, during this probe or one started less than
 	// PaceHold intervals before it: the check's probes take longer than

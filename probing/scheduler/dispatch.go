@@ -151,7 +151,7 @@ func (s *Scheduler) requeue(j job) time.Time {
 // dispatch is the dispatcher loop. It returns when ctx is done, with the
 // due time of the owned turn it held then, waiting for a worker, if any
 // (zero otherwise): that turn was not started.
-func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) (held time.Time) {
+func (s *Scheduler) dispatch(ctx, probeCtx context.Context, wg *sync.WaitGroup) (held time.Time) {
 	var timer sleepTimer
 	defer timer.stop()
 	// boundFreedAt is when the dispatcher last stopped waiting for the
@@ -196,7 +196,7 @@ func (s *Scheduler) dispatch(ctx context.Context, wg *sync.WaitGroup) (held time
 				s.skipNotOwned(j)
 				continue
 			}
-			p, ok := s.startLocking(ctx, j, waited)
+			p, ok := s.startLocking(probeCtx, j, waited)
 			if !ok {
 				s.release(j.weight)
 				continue

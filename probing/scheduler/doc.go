@@ -12,7 +12,9 @@
 // verdict (Outcome.Streak), as a kubelet prober worker counts them. When an
 // Outcome differs from the previous one (its result, or whether the check's
 // turns are kept: Overran, Behind) or is the first, or its streak
-// reaches the threshold of its verdict (Check.Thresholds), Options.Notify is
+// reaches the threshold of its verdict (Check.Thresholds), or it changes
+// the verdict of the check's failure window (Thresholds.Window: F of the
+// latest N probes failed, held in Outcome.Recent), Options.Notify is
 // called with the key so that the consumer (the reconciler) can write
 // status; any other Outcome is stored silently, so status holds outcomes,
 // not heartbeats.

@@ -71,13 +71,17 @@ func (e *entry) setPace(o *Outcome, start time.Time, behind, overran bool) {
 }
 
 // setOutcome stores o as the latest outcome, extending or restarting the
-// streak of the one before it, and reports whether it must be notified: it
-// is the first, it differs (see Outcome.changedFrom), or its streak just
-// reached the threshold of its verdict. It sets o's Streak.
+// streak and the failure window of the one before it, and reports whether
+// it must be notified: it is the first, it differs (see
+// Outcome.changedFrom), its streak just reached the threshold of its
+// verdict, or it changed the verdict of the check's window. It sets o's
+// Streak and Recent.
 func (e *entry) setOutcome(o *Outcome) (notify bool) {
 	e.probed = true
 	o.Streak = 1
+	w := e.check.Thresholds.Window
 	if e.outcome == nil {
+		o.Recent = w.record(Recent{}, o.Result)
 		e.outcome = new(*o)
 		return true
 	}
@@ -85,8 +89,9 @@ func (e *entry) setOutcome(o *Outcome) (notify bool) {
 	if prev.Result.Success == o.Result.Success {
 		o.Streak = prev.Streak + 1
 	}
+	o.Recent = w.record(prev.Recent, o.Result)
 	*e.outcome = *o
-	return o.changedFrom(prev) || o.Streak == e.check.Thresholds.For(o.Result.Success)
+	return o.changedFrom(prev) || o.Streak == e.check.Thresholds.For(o.Result.Success) || w.Judge(o.Recent) != w.Judge(prev.Recent)
 }
 
 // latest returns the latest outcome, and false when there is none.

@@ -335,25 +335,53 @@ func (s *Scheduler) NeedLeaderElection() bool { return false }
 // Start runs the dispatcher until ctx is done; it implements
 // controller-runtime's manager.Runnable. Once the dispatcher stopped it
 // records from when no probe was started (see StoppedProbing); before
-// returning it cancels every probe in flight and waits for every goroutine
-// it started. It returns nil after ctx is done, and an error if called
+// returning it lets the probes in flight finish for up to StopGrace,
+// cancels those still running, and waits for every goroutine it started. It returns nil after ctx is done, and an error if called
 // more than once.
 func (s *Scheduler) Start(ctx context.Context) error {
 	if !s.started.CompareAndSwap(false, true) {
 		return errors.New("scheduler: Start called more than once")
 	}
 	ctx, cancel := context.WithCancel(ctx)
+	// Probes run on a context of their own, not ctx: a probe started
+	// right before ctx ended counts as its turn (see StoppedProbing), so
+	// it must get its request out rather than die with ctx.
+	probeCtx, cancelProbes := context.WithCancel(context.WithoutCancel(ctx))
 	var wg sync.WaitGroup
 	defer func() {
-		cancel() // cancels every probe context, all children of ctx
-		wg.Wait()
+		cancel()
+		s.finishProbes(&wg, cancelProbes)
 		s.log.Info("Scheduler stopped")
 	}()
 
 	s.log.Info("Scheduler started", "memoryBudget", s.budget, "workers", s.workers, "namespaceBudget", s.slots.limitBytes, "namespaceLimit", s.slots.limit, "initialJitter", s.jitter, "checks", s.Len())
-	held := s.dispatch(ctx, &wg)
+	held := s.dispatch(ctx, probeCtx, &wg)
 	s.recordStop(held)
 	return nil
+}
+
+// StopGrace is how long Start, once it stopped starting probes, lets the
+// probes in flight finish before it cancels them: long enough for one
+// started right before the stop to reach its target, so that the turn it
+// was counted as is probed, short enough not to hold a shutdown up.
+const StopGrace = time.Second
+
+// finishProbes waits up to StopGrace for the probes in flight (counted by
+// wg), then cancels the rest with cancelProbes and waits for them.
+func (s *Scheduler) finishProbes(wg *sync.WaitGroup, cancelProbes context.CancelFunc) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	grace := time.NewTimer(StopGrace)
+	defer grace.Stop()
+	select {
+	case <-done:
+	case <-grace.C:
+	}
+	cancelProbes()
+	<-done
 }
 
 // jitterLocked returns the delay before the first probe of a check.
