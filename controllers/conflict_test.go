@@ -92,9 +92,9 @@ func TestNoChangeLostWhileTheCacheLags(t *testing.T) {
 		return o
 	}
 
-	reconcile() // the take-over
+	a.reconcile(t, key) // the take-over
 	a.held.probed(outcome(true, time.Now()))
-	reconcile()
+	a.reconcile(t, key) // a rename: written on the second reconcile
 	up := getChecker(t, key)
 	require.Equal(t, "replica-a", up.Status.Shard)
 	require.Equal(t, metav1.ConditionTrue, ready(up).Status)

@@ -49,11 +49,17 @@ type StatusWriteRecorder interface {
 	StatusWritten(err error)
 }
 
-// ReadyRecorder keeps the Ready condition of the checkers this replica
-// owns, for their metrics (a *metrics.ReadyStates).
+// ReadyRecorder keeps the Ready and Maintenance conditions of the checkers
+// this replica owns, and whether they fail while a dependency is down, for
+// their metrics (a *metrics.ReadyStates).
 type ReadyRecorder interface {
 	// Set records the status of the checker's Ready condition.
 	Set(key types.NamespacedName, ready metav1.ConditionStatus)
+	// SetMaintenance records the status of its Maintenance condition
+	// (empty when it has none).
+	SetMaintenance(key types.NamespacedName, maintenance metav1.ConditionStatus)
+	// SetDependencyDown records whether its Ready reason is DependencyDown.
+	SetDependencyDown(key types.NamespacedName, down bool)
 	// Delete forgets a checker that is no longer scheduled.
 	Delete(key types.NamespacedName)
 }

@@ -31,6 +31,8 @@ type statusView struct {
 	shard string
 	// now is when the view was taken.
 	now time.Time
+	// maintenance is what the checker's maintenance windows say at now.
+	maintenance maintenanceState
 }
 
 // statusUpdate is the status a checker should have, and the Events to
@@ -56,18 +58,23 @@ type statusEvent struct {
 //
 //   - suspended: Ready Unknown with reason Suspended; the rest stays as the
 //     last probe left it;
-//   - one vantage point: Ready after the latest outcome and its streak (see
-//     nextReady), the probe's own fields (status code, certificate), or
+//   - one vantage point: Ready after the latest outcome and its streak, or
+//     the failure window it closes (see nextReady), the probe's own fields
+//     (status code, certificate), or
 //     Pending while there is neither an outcome nor a stored Ready
 //     condition; nothing of quorum probing stays;
 //   - several vantage points: Ready from the majority of the entries in
 //     status.vantagePoints (see quorum.ready), status.quorum, the
 //     VantagePointsAvailable condition, and the entries of replicas that
-//     still probe the checker.
+//     still probe the checker;
+//   - on every path, the Reconciling condition while the status holds no
+//     result of the current generation (see awaitingResult).
 //
-// Without an outcome the status is never given a result: a checker taken
-// over before this replica has probed it keeps what its previous owner
-// wrote.
+// On every path the Maintenance condition follows the checker's windows
+// (see maintenanceAt), and a failure while a dependency is down reads
+// DependencyDown (see setDependencyDown). Without an outcome the status is
+// never given a result: a checker taken over before this replica has
+// probed it keeps what its previous owner wrote.
 func desiredStatus(v statusView) statusUpdate {
 	var u statusUpdate
 	switch {
@@ -78,8 +85,21 @@ func desiredStatus(v statusView) statusUpdate {
 	default:
 		u.status, u.pending = v.single()
 	}
+	v.setMaintenance(&u.status)
+	v.setDependencyDown(&u.status)
+	v.setReconciling(&u.status)
 	u.events = statusEvents(v.wc.Status.Conditions, u.status.Conditions)
 	return u
+}
+
+// setMaintenance sets the Maintenance condition of s, or removes it from a
+// checker without windows.
+func (v statusView) setMaintenance(s *webcheckerv1alpha1.WebCheckerStatus) {
+	if v.maintenance.condition == nil {
+		meta.RemoveStatusCondition(&s.Conditions, webcheckerv1alpha1.ConditionMaintenance)
+		return
+	}
+	setCondition(&s.Conditions, *v.maintenance.condition)
 }
 
 // suspended is the status of a suspended checker.

@@ -20,7 +20,10 @@
 // expected; it turns False after spec.failureThreshold consecutive failed
 // probes and True after spec.successThreshold consecutive successful ones,
 // counted by the scheduler with each outcome (scheduler.Outcome.Streak),
-// never in the status. CertificateValid says whether the served
+// never in the status; with spec.failureWindow it turns False once F of
+// the last N probes failed and True once the window is healthy again,
+// from the verdicts the scheduler keeps with the outcome
+// (scheduler.Outcome.Recent). CertificateValid says whether the served
 // certificate chain is valid beyond spec.tls.certExpiryWarning; an
 // expiring certificate does not make Ready False. Events are recorded when
 // Ready changes status or failure class and when the certificate starts to

@@ -42,6 +42,10 @@ type record struct {
 	// pace is the pace of the checker's probes last reported (see
 	// reportPace).
 	pace pace
+	// renameHeld is true once a write that only renames status.shard was
+	// put behind the others, until this replica writes the status (see
+	// holdRename).
+	renameHeld bool
 }
 
 func newLedger() *ledger {
@@ -81,7 +85,7 @@ func (l *ledger) wrote(key types.NamespacedName, generation int64, rv string, no
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	c := l.of(key, generation)
-	c.wroteFromRV, c.lastWrite = rv, now
+	c.wroteFromRV, c.lastWrite, c.renameHeld = rv, now, false
 }
 
 // behindOwnWrite reports whether rv, the resourceVersion of the copy of

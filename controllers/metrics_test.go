@@ -96,13 +96,15 @@ func TestMetricsFollowTheChecker(t *testing.T) {
 	assert.Positive(t, checkerSeries(t, "webchecker_probe_duration_seconds", key)[""])
 	total := checkerSeries(t, "webchecker_probes_total", key)
 	assert.GreaterOrEqual(t, total["result=success"], 1.0)
-	assert.Zero(t, total["result=failure"])
+	// A probe of the healthy target may still time out on a loaded
+	// machine: count the failures from here.
+	failures := total["result=failure"]
 	assert.Empty(t, checkerSeries(t, "webchecker_probe_ssl_earliest_cert_expiry", key), "plain HTTP has no certificate")
 
 	target.SetStatus(http.StatusServiceUnavailable)
 	require.Eventually(t, func() bool { return success()[""] == 0 }, 2*interval+2*time.Second, poll, "probe_success never became 0")
 	assert.Equal(t, map[string]float64{"": 503}, checkerSeries(t, "webchecker_probe_http_status_code", key))
-	assert.GreaterOrEqual(t, checkerSeries(t, "webchecker_probes_total", key)["result=failure"], 1.0)
+	assert.Greater(t, checkerSeries(t, "webchecker_probes_total", key)["result=failure"], failures, "the failed probes are counted")
 
 	require.NoError(t, k8sClient.Delete(context.Background(), wc))
 	require.Eventually(t, func() bool { return len(success()) == 0 }, 5*time.Second, poll, "the series outlived the checker")

@@ -20,10 +20,12 @@ import (
 )
 
 // written is one status write seen by watchWrites: the Ready condition it
-// stored, and when it was seen.
+// stored, the status of its Reconciling condition ("" for none), and when
+// it was seen.
 type written struct {
-	ready metav1.Condition
-	at    time.Time
+	ready       metav1.Condition
+	reconciling metav1.ConditionStatus
+	at          time.Time
 }
 
 // watchWrites creates wc and returns, in order, every change of it that
@@ -52,7 +54,11 @@ func watchWrites(t *testing.T, wc *webcheckerv1alpha1.WebChecker, within time.Du
 			got := ev.Object.(*webcheckerv1alpha1.WebChecker)
 			c := meta.FindStatusCondition(got.Status.Conditions, webcheckerv1alpha1.ConditionReady)
 			require.NotNil(t, c, "a write without a Ready condition: %+v", got.Status)
-			writes = append(writes, written{ready: *c, at: time.Now()})
+			w := written{ready: *c, at: time.Now()}
+			if r := meta.FindStatusCondition(got.Status.Conditions, webcheckerv1alpha1.ConditionReconciling); r != nil {
+				w.reconciling = r.Status
+			}
+			writes = append(writes, w)
 			if c.Status == metav1.ConditionTrue {
 				return created, writes
 			}
@@ -73,6 +79,7 @@ func TestNewCheckerIsWrittenOnce(t *testing.T) {
 	created, writes := watchWrites(t, wc, 10*time.Second)
 	require.Len(t, writes, 1, "writes before Ready: %+v", writes)
 	assert.Equal(t, "ProbeSucceeded", writes[0].ready.Reason)
+	assert.Empty(t, writes[0].reconciling, "Reconciling with the result")
 	t.Logf("create -> Ready=True in %s", writes[0].at.Sub(created).Round(time.Millisecond))
 	got := getChecker(t, client.ObjectKeyFromObject(wc))
 	assert.Equal(t, testShardID, got.Status.Shard)
@@ -80,8 +87,8 @@ func TestNewCheckerIsWrittenOnce(t *testing.T) {
 }
 
 // TestSlowFirstProbeShowsPending: a new checker whose first probe takes
-// longer than the grace shows Pending once the grace has passed, then its
-// result.
+// longer than the grace shows Pending, with Reconciling True, once the
+// grace has passed, then its result, without Reconciling.
 func TestSlowFirstProbeShowsPending(t *testing.T) {
 	t.Parallel()
 	target := probetest.NewTarget()
@@ -96,7 +103,9 @@ func TestSlowFirstProbeShowsPending(t *testing.T) {
 	pending := writes[0]
 	assert.Equal(t, metav1.ConditionUnknown, pending.ready.Status)
 	assert.Equal(t, "Pending", pending.ready.Reason)
+	assert.Equal(t, metav1.ConditionTrue, pending.reconciling, "Reconciling with Pending")
 	assert.GreaterOrEqual(t, pending.at.Sub(created), controllers.PendingGrace-200*time.Millisecond, "Pending written before the grace passed")
 	assert.Equal(t, "ProbeSucceeded", writes[1].ready.Reason)
+	assert.Empty(t, writes[1].reconciling, "Reconciling with the result")
 	assert.EqualValues(t, http.StatusOK, getChecker(t, client.ObjectKeyFromObject(wc)).Status.HTTPStatusCode)
 }

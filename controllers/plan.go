@@ -45,6 +45,8 @@ type plan struct {
 	// done is returned once the status is written: a terminal error for a
 	// spec that only a change can fix.
 	done error
+	// deps is what the checkers it depends on (spec.dependsOn) say.
+	deps dependencies
 }
 
 // plan decides what to do with the checker key, whose object is wc (nil
@@ -66,6 +68,16 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 		base.suspended = true
 		return base, nil
 	}
+	deps, err := r.dependenciesOf(ctx, wc)
+	if err != nil {
+		return plan{}, err
+	}
+	if deps.invalid != "" {
+		// Not probed until the spec or a dependency (watched) changes.
+		base.notProbed = &probing.Result{Reason: probing.Reason(webcheckerv1alpha1.ReasonInvalidDependency), Message: deps.invalid}
+		return base, nil
+	}
+	base.deps = deps
 	var secrets checkspec.SecretValues
 	if r.Secrets != nil {
 		secrets = checkspec.SecretReader(ctx, r.Secrets, wc.Namespace, r.SecretSelector)

@@ -96,18 +96,24 @@ func namespaceSelected(ctx context.Context, reader client.Reader, namespace stri
 // to the WebCheckers in it.
 func checkersInNamespace(reader client.Reader) func(context.Context, *corev1.Namespace) []reconcile.Request {
 	return func(ctx context.Context, ns *corev1.Namespace) []reconcile.Request {
-		var list webcheckerv1alpha1.WebCheckerList
-		if err := reader.List(ctx, &list, client.InNamespace(ns.Name)); err != nil {
-			return nil // the cache answers from memory
-		}
-		return requestsFor(list.Items)
+		return checkerRequests(ctx, reader, client.InNamespace(ns.Name))
 	}
 }
 
-func requestsFor(items []webcheckerv1alpha1.WebChecker) []reconcile.Request {
-	requests := make([]reconcile.Request, 0, len(items))
-	for i := range items {
-		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&items[i])})
+// checkerRequests lists the WebCheckers of reader (the manager's cache)
+// that opts select and returns a request for each. Only their keys are
+// read, so the cache's own objects are listed, not deep copies: a
+// Namespace or a Secret that 100,000 checkers share would otherwise copy
+// every one of them. A failed list returns none: the cache answers from
+// memory, and fails only when an index is missing, a programming error.
+func checkerRequests(ctx context.Context, reader client.Reader, opts ...client.ListOption) []reconcile.Request {
+	var list webcheckerv1alpha1.WebCheckerList
+	if err := reader.List(ctx, &list, append(opts, client.UnsafeDisableDeepCopy)...); err != nil {
+		return nil
+	}
+	requests := make([]reconcile.Request, 0, len(list.Items))
+	for i := range list.Items {
+		requests = append(requests, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&list.Items[i])})
 	}
 	return requests
 }

@@ -29,12 +29,6 @@ func secretNamesIndex(obj client.Object) []string {
 // that refer to it.
 func checkersUsingSecret(reader client.Reader) func(context.Context, *corev1.Secret) []reconcile.Request {
 	return func(ctx context.Context, secret *corev1.Secret) []reconcile.Request {
-		var list webcheckerv1alpha1.WebCheckerList
-		if err := reader.List(ctx, &list, client.InNamespace(secret.Namespace), client.MatchingFields{SecretNamesField: secret.Name}); err != nil {
-			// The cache answers from memory: this fails only when the index
-			// is missing, a programming error.
-			return nil
-		}
-		return requestsFor(list.Items)
+		return checkerRequests(ctx, reader, client.InNamespace(secret.Namespace), client.MatchingFields{SecretNamesField: secret.Name})
 	}
 }

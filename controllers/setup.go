@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -33,17 +34,25 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		return errors.New("webchecker reconciler: Trigger is required")
 	}
 	// Status writes bump resourceVersion but not generation: they must not
-	// trigger another reconcile (and another write). Label changes matter
-	// only to the metrics.
-	changed := predicate.Or(predicate.Predicate(predicate.GenerationChangedPredicate{}), vantagePointsChanged())
-	if r.MetricLabels != nil {
-		changed = predicate.Or(changed, predicate.LabelChangedPredicate{})
-	}
+	// trigger another reconcile (and another write).
+	// Label changes matter to the metrics and to which
+	// WebCheckerMaintenances select the checker.
+	changed := predicate.Or(predicate.Predicate(predicate.GenerationChangedPredicate{}), vantagePointsChanged(), predicate.LabelChangedPredicate{})
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(ControllerName).
-		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers()}).
+		// The priority queue puts renames behind the other writes (see
+		// renameResult).
+		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers(), UsePriorityQueue: ptr.To(true)}).
+		WithLogConstructor(reconcileLogConstructor(mgr.GetLogger())).
 		For(&webcheckerv1alpha1.WebChecker{}, builder.WithPredicates(changed)).
-		WatchesRawSource(source.Channel(r.Trigger, &handler.TypedEnqueueRequestForObject[*webcheckerv1alpha1.WebChecker]{}))
+		WatchesRawSource(source.Channel(r.Trigger, &handler.TypedEnqueueRequestForObject[*webcheckerv1alpha1.WebChecker]{})).
+		WatchesRawSource(source.Kind(mgr.GetCache(), &webcheckerv1alpha1.WebCheckerMaintenance{},
+			handler.TypedEnqueueRequestsFromMapFunc(checkersSelectedBy(mgr.GetCache()))))
+	if err := mgr.GetFieldIndexer().IndexField(context.Background(), &webcheckerv1alpha1.WebChecker{}, DependsOnField, dependsOnIndex); err != nil {
+		return fmt.Errorf("indexing WebCheckers by dependency: %w", err)
+	}
+	b = b.WatchesRawSource(source.Kind(mgr.GetCache(), &webcheckerv1alpha1.WebChecker{},
+		handler.TypedEnqueueRequestsFromMapFunc(dependentsOf(mgr.GetCache())), dependencyChanged()))
 	if r.Secrets != nil {
 		if err := mgr.GetFieldIndexer().IndexField(context.Background(), &webcheckerv1alpha1.WebChecker{}, SecretNamesField, secretNamesIndex); err != nil {
 			return fmt.Errorf("indexing WebCheckers by Secret: %w", err)

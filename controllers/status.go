@@ -107,7 +107,10 @@ func (r *WebCheckerReconciler) writeWait(key types.NamespacedName, generation in
 // in status, which the API server holds.
 func (r *WebCheckerReconciler) recordReady(wc *webcheckerv1alpha1.WebChecker, status *webcheckerv1alpha1.WebCheckerStatus) {
 	if r.Ready != nil {
-		r.Ready.Set(client.ObjectKeyFromObject(wc), readyStatus(status.Conditions))
+		key := client.ObjectKeyFromObject(wc)
+		r.Ready.Set(key, readyStatus(status.Conditions))
+		r.Ready.SetMaintenance(key, conditionOf(status.Conditions, webcheckerv1alpha1.ConditionMaintenance).Status)
+		r.Ready.SetDependencyDown(key, conditionOf(status.Conditions, webcheckerv1alpha1.ConditionReady).Reason == webcheckerv1alpha1.ReasonDependencyDown)
 	}
 }
 

@@ -77,8 +77,13 @@ func readyCondition(o *scheduler.Outcome) metav1.Condition {
 // condition stays, evaluated at o's generation. While its status stays,
 // its reason and message follow the latest outcome (a new failure class
 // shows at once). Before the first result (no condition, or Unknown) there
-// is no state to hold on to and the first outcome decides.
+// is no state to hold on to and the first outcome decides. A failure
+// window, when the thresholds have one, decides instead (see
+// nextWindowReady).
 func nextReady(stored *metav1.Condition, o *scheduler.Outcome, thresholds scheduler.Thresholds) metav1.Condition {
+	if thresholds.Window.Enabled() {
+		return nextWindowReady(stored, o, thresholds.Window)
+	}
 	next := readyCondition(o)
 	if stored == nil || stored.Status == metav1.ConditionUnknown || stored.Status == next.Status || o.Reached(thresholds) {
 		return next

@@ -112,7 +112,7 @@ func (r *WebCheckerReconciler) writeEntry(ctx context.Context, v statusView) (*w
 	}
 	body, err := json.Marshal(entryApply{
 		APIVersion: webcheckerv1alpha1.GroupVersion.String(),
-		Kind:       "WebChecker",
+		Kind:       webcheckerKind,
 		Metadata:   entryApplyMeta{Namespace: wc.Namespace, Name: wc.Name},
 		Status:     entryApplyStatus{VantagePoints: []webcheckerv1alpha1.VantagePointStatus{next}},
 	})

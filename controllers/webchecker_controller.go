@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -123,6 +124,10 @@ type WebCheckerReconciler struct {
 
 	ledgerOnce sync.Once
 	writes     *ledger
+
+	// renaming counts the renames of status.shard being written (see
+	// renameTurn).
+	renaming atomic.Int32
 }
 
 // ledger is what the reconciler remembers of its status writes, made on
@@ -158,7 +163,8 @@ func (r *WebCheckerReconciler) now() time.Time {
 // (desiredStatus) and writes it. A checker whose namespace holds its share
 // of the reconcile workers (Limits.ReconcileShare) is requeued for later,
 // and so is a status write over the namespace's share or within the
-// checker's MessagePeriod.
+// checker's MessagePeriod; a write that only renames status.shard goes
+// behind every other (see renameOnly).
 func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	key := req.NamespacedName
 	release, ok := r.fairness().enter(key.Namespace)
@@ -214,14 +220,31 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if !p.owned {
 		return ctrl.Result{}, p.done
 	}
+	if v.maintenance, err = r.maintenanceOf(ctx, wc, v.now); err != nil {
+		return ctrl.Result{}, err
+	}
+	again := maintenanceRequeue(v.maintenance, v.now)
 	u := desiredStatus(v)
 	if wait := r.writeDelay(wc, u, p); wait > 0 {
-		return ctrl.Result{RequeueAfter: wait}, nil
+		return ctrl.Result{RequeueAfter: sooner(wait, again)}, nil
 	}
+	release, later := r.renameTurn(key, wc.Generation, &wc.Status, &u.status)
+	if later > 0 {
+		return renameResult(later), nil
+	}
+	defer release()
 	if err := r.writeStatus(ctx, wc, u); err != nil {
 		return r.handleWriteError(ctx, err)
 	}
-	return ctrl.Result{}, p.done
+	return ctrl.Result{RequeueAfter: again}, p.done
+}
+
+// sooner is the shorter of two requeue delays, zero meaning none.
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || (b != 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 // writeDelay is how long the owner waits before writing u, the update of

@@ -148,8 +148,9 @@ func durationOr(d *metav1.Duration, def time.Duration) time.Duration {
 
 // ThresholdsFor resolves a WebChecker's spec.failureThreshold and
 // spec.successThreshold, a missing one to the default declared in
-// api/v1alpha1. A value outside 1..MaxThreshold (which the API server
-// rejects) is an error.
+// api/v1alpha1, and its spec.failureWindow. What the API server rejects
+// is an error: a threshold outside 1..MaxThreshold, a window outside its
+// bounds or beside a threshold other than 1.
 func ThresholdsFor(wc *webcheckerv1alpha1.WebChecker) (scheduler.Thresholds, error) {
 	failure := ptr.Deref(wc.Spec.FailureThreshold, webcheckerv1alpha1.DefaultFailureThreshold)
 	success := ptr.Deref(wc.Spec.SuccessThreshold, webcheckerv1alpha1.DefaultSuccessThreshold)
@@ -161,7 +162,13 @@ func ThresholdsFor(wc *webcheckerv1alpha1.WebChecker) (scheduler.Thresholds, err
 			return scheduler.Thresholds{}, fmt.Errorf("invalid target: %s %d must be between 1 and %d", f.name, f.value, webcheckerv1alpha1.MaxThreshold)
 		}
 	}
-	return scheduler.Thresholds{Failure: int(failure), Success: int(success)}, nil
+	t := scheduler.Thresholds{Failure: int(failure), Success: int(success)}
+	w, err := windowFor(wc.Spec.FailureWindow, t)
+	if err != nil {
+		return scheduler.Thresholds{}, err
+	}
+	t.Window = w
+	return t, nil
 }
 
 // VantagePointsOf is wc's spec.vantagePoints, resolved to its default when

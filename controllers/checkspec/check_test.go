@@ -75,20 +75,35 @@ func TestCheckForProbeOptions(t *testing.T) {
 // TestThresholdsFor resolves the thresholds and rejects what the API
 // server rejects.
 func TestThresholdsFor(t *testing.T) {
+	window := func(failures, probes int32) *webcheckerv1alpha1.FailureWindow {
+		return &webcheckerv1alpha1.FailureWindow{Failures: failures, Probes: probes}
+	}
 	tests := map[string]struct {
 		failure, success *int32
+		window           *webcheckerv1alpha1.FailureWindow
 		want             scheduler.Thresholds
 		wantErr          string
 	}{
-		"defaults":      {nil, nil, scheduler.Thresholds{Failure: 1, Success: 1}, ""},
-		"set":           {ptr.To[int32](3), ptr.To[int32](20), scheduler.Thresholds{Failure: 3, Success: 20}, ""},
-		"zero failures": {ptr.To[int32](0), nil, scheduler.Thresholds{}, "invalid target: failureThreshold 0 must be between 1 and 20"},
-		"too many":      {nil, ptr.To[int32](21), scheduler.Thresholds{}, "invalid target: successThreshold 21 must be between 1 and 20"},
+		"defaults":      {nil, nil, nil, scheduler.Thresholds{Failure: 1, Success: 1}, ""},
+		"set":           {ptr.To[int32](3), ptr.To[int32](20), nil, scheduler.Thresholds{Failure: 3, Success: 20}, ""},
+		"zero failures": {ptr.To[int32](0), nil, nil, scheduler.Thresholds{}, "invalid target: failureThreshold 0 must be between 1 and 20"},
+		"too many":      {nil, ptr.To[int32](21), nil, scheduler.Thresholds{}, "invalid target: successThreshold 21 must be between 1 and 20"},
+		"window":        {nil, nil, window(2, 6), scheduler.Thresholds{Failure: 1, Success: 1, Window: scheduler.Window{Failures: 2, Probes: 6}}, ""},
+		"widest window": {ptr.To[int32](1), ptr.To[int32](1), window(64, 64), scheduler.Thresholds{Failure: 1, Success: 1, Window: scheduler.Window{Failures: 64, Probes: 64}}, ""},
+		"window of 65":  {nil, nil, window(1, 65), scheduler.Thresholds{}, "invalid target: failureWindow.probes 65 must be between 1 and 64"},
+		"empty window":  {nil, nil, window(0, 0), scheduler.Thresholds{}, "invalid target: failureWindow.probes 0 must be between 1 and 64"},
+		"no failures":   {nil, nil, window(0, 3), scheduler.Thresholds{}, "invalid target: failureWindow.failures 0 must be between 1 and failureWindow.probes (3)"},
+		"F above N":     {nil, nil, window(4, 3), scheduler.Thresholds{}, "invalid target: failureWindow.failures 4 must be between 1 and failureWindow.probes (3)"},
+		"window and failureThreshold": {ptr.To[int32](2), nil, window(2, 6), scheduler.Thresholds{},
+			"invalid target: failureWindow decides both ways: failureThreshold (2) and successThreshold (1) must be 1 with it"},
+		"window and successThreshold": {nil, ptr.To[int32](3), window(2, 6), scheduler.Thresholds{},
+			"invalid target: failureWindow decides both ways: failureThreshold (1) and successThreshold (3) must be 1 with it"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			wc := newChecker("ns", "thresholds", "example.com", "/")
 			wc.Spec.FailureThreshold, wc.Spec.SuccessThreshold = tc.failure, tc.success
+			wc.Spec.FailureWindow = tc.window
 			got, err := checkspec.ThresholdsFor(wc)
 			if tc.wantErr != "" {
 				assert.EqualError(t, err, tc.wantErr)

@@ -1,7 +1,7 @@
 // Package checkspec translates a WebChecker's spec into what the scheduler
 // probes: a scheduler.Check with its probing.Target (CheckFor,
-// CheckBuilder), and the thresholds that damp its Ready condition
-// (ThresholdsFor).
+// CheckBuilder), and the thresholds or failure window that damp its Ready
+// condition (ThresholdsFor).
 //
 // The translation resolves every default declared in api/v1alpha1 (an
 // object stored before the CRD carried a default still gets it), reads the

@@ -169,11 +169,23 @@ func (c *checkerCollector) newCheckerFamilies(extra []string) []checkerFamily {
 	}
 	if c.ready != nil {
 		families = append(families, owner(fqName("ready"),
-			"Quorum state of the checker: 1 while its Ready condition is True, 0 while it is False (with spec.vantagePoints above 1, as the majority of its vantage points see it, after the checker's thresholds); absent while it is Unknown. Exported only by the replica that owns the checker.",
+			"Quorum state of the checker: 1 while its Ready condition is True, 0 while it is False (with spec.vantagePoints above 1, as the majority of its vantage points see it, after the checker's thresholds or failure window); absent while it is Unknown. Exported only by the replica that owns the checker.",
 			func(r *checkerRow) (float64, bool) {
 				ready, known := c.ready.get(r.state.Key)
 				return boolValue(ready), known
-			}))
+			}),
+			owner(fqName("maintenance"),
+				"Whether a maintenance window of the checker is open: 1 while its Maintenance condition is True, 0 while it is False; absent for a checker without windows. The shipped alerts and error budget rules leave a checker out while it is 1. Exported only by the replica that owns the checker.",
+				func(r *checkerRow) (float64, bool) {
+					open, known := c.ready.inMaintenance(r.state.Key)
+					return boolValue(open), known
+				}),
+			owner(fqName("dependency_down"),
+				"1 while the checker's Ready condition is False with reason DependencyDown: its own probes fail while a checker it depends on (spec.dependsOn) is down; absent otherwise. The shipped alerts do not page for a checker while it is 1. Exported only by the replica that owns the checker.",
+				func(r *checkerRow) (float64, bool) {
+					down, known := c.ready.dependencyDown(r.state.Key)
+					return boolValue(down), known
+				}))
 	}
 	families = append(families,
 		probe(fqName("probe_success"),

@@ -23,7 +23,7 @@ import (
 // Expositions of the series TestVantagePointMetrics compares, for keyA
 // labelled team=payments with its own objective.
 const (
-	readyHeader = `# HELP webchecker_ready Quorum state of the checker: 1 while its Ready condition is True, 0 while it is False (with spec.vantagePoints above 1, as the majority of its vantage points see it, after the checker's thresholds); absent while it is Unknown. Exported only by the replica that owns the checker.
+	readyHeader = `# HELP webchecker_ready Quorum state of the checker: 1 while its Ready condition is True, 0 while it is False (with spec.vantagePoints above 1, as the majority of its vantage points see it, after the checker's thresholds or failure window); absent while it is Unknown. Exported only by the replica that owns the checker.
 # TYPE webchecker_ready gauge
 `
 	objectiveSeries = `# HELP webchecker_slo_objective Availability objective of the checker (the share of its probes that must succeed over 30 days), from its test.network.io/slo-objective label; absent without one, when the chart's rules use their default. Exported only by the replica that owns the checker.
