@@ -47,7 +47,7 @@ func TestChartInstall(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, release.StatusDeployed, installed.Info.Status)
 	assert.Contains(t, installed.Info.Notes, "kubectl get webcheckers", "NOTES.txt shows how to see a first WebChecker")
-	kubectl("wait", "--for=condition=Established", "crd/webcheckers.test.network.io", "--timeout=30s")
+	kubectl("wait", "--for=condition=Established", "crd/webcheckers.test.network.io", "crd/webcheckermaintenances.test.network.io", "--timeout=30s")
 	assert.Equal(t, "3", kubectl("get", "deployment", "webchecker", "-n", chartNamespace, "-o", "jsonpath={.spec.replicas}"))
 	// kubectl fails when one of the named objects is missing.
 	kubectl("get", "-n", chartNamespace, "serviceaccount/webchecker", "role/webchecker-manager", "rolebinding/webchecker-manager",

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,17 @@ const (
 	promqlLeaseNamespace = "promql-leases"
 	promqlInterval       = 2 * time.Second
 	promqlScrapeInterval = time.Second
+	// promqlDependency is the broken checker the dependents depend on,
+	// and promqlMaintained a broken checker in an open maintenance
+	// window.
+	promqlDependency = "broken-0"
+	promqlMaintained = "maintained-0"
 )
+
+// promqlDependents depend on promqlDependency and fail too (the same
+// broken target): six, so that the ring gives some of them to another
+// replica than the dependency's.
+var promqlDependents = []string{"dependent-0", "dependent-1", "dependent-2", "dependent-3", "dependent-4", "dependent-5"}
 
 // promqlVariables replace the dashboards' template variables: the checker
 // variables name the checker of the test probed from three vantage points,
@@ -67,6 +78,14 @@ type promqlExpression struct {
 // points: each must run, and every metric it names must have a series, so
 // that an expression naming a metric that does not exist (a typo, or a
 // metric no code exports) fails.
+//
+// On the same fleet it checks a dependency across replicas and the alerts
+// on what the replicas really export: dependents of broken-0, some owned
+// by another replica than broken-0's, read Ready False with reason
+// DependencyDown naming it; and the chart's rules, run by promtool on two
+// scrapes of the replicas (testRulesOnExportedSeries), page for broken-0
+// and neither for its dependents nor for a broken checker in an open
+// maintenance window.
 func TestChartPromQLAgainstPrometheus(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -120,11 +139,22 @@ func TestChartPromQLAgainstPrometheus(t *testing.T) {
 		`count(count by (shard) (webchecker_probe_success{namespace="` + promqlNamespace + `",name="quorum-0"}))`: 3,
 		`count(webchecker_probe_ssl_earliest_cert_expiry{namespace="` + promqlNamespace + `"})`:                   1,
 		`count(webchecker_slo_objective{namespace="` + promqlNamespace + `"})`:                                    1,
-		`count(webchecker:probe_availability:ratio_rate30d{namespace="` + promqlNamespace + `"} >= 0)`:            float64(checkers),
+		`count(webchecker_maintenance{namespace="` + promqlNamespace + `"})`:                                      2,
+		`count(webchecker_dependency_down{namespace="` + promqlNamespace + `"})`:                                  float64(len(promqlDependents)),
+		// maintained-0, in maintenance, has no availability.
+		`count(webchecker:probe_availability:ratio_rate30d{namespace="` + promqlNamespace + `"} >= 0)`: float64(checkers - 1),
 		`count(up == 1)`: 3,
 		`min(count_over_time(webchecker_probe_success{namespace="` + promqlNamespace + `"}[30s])) >= bool 20`: 1,
 	}
 	waitForScalars(ctx, t, prom, ready)
+
+	owners := dependentsDown(ctx, t, c)
+	t.Logf("owners: %v", owners)
+	assert.True(t, slices.ContainsFunc(promqlDependents, func(name string) bool { return owners[name] != owners[promqlDependency] }),
+		"a dependent is owned by another replica than %s's (%s): %v", promqlDependency, owners[promqlDependency], owners)
+	t.Run("shipped rules on the exported series", func(t *testing.T) {
+		testRulesOnExportedSeries(ctx, t, fleet, spec, owners)
+	})
 
 	// The check itself: an expression naming a metric that does not exist
 	// fails, even where it returns data.
@@ -151,7 +181,9 @@ func TestChartPromQLAgainstPrometheus(t *testing.T) {
 // createPromQLCheckers creates the checkers of TestChartPromQLAgainstPrometheus,
 // of every kind the expressions look at: up, down (500), https (a
 // certificate expiry), and up from three vantage points (every replica
-// exports its probe series, with its shard). It returns how many checkers
+// exports its probe series, with its shard); down and depending on the
+// down promqlDependency (promqlDependents), and down in an open one-off
+// maintenance window (promqlMaintained). It returns how many checkers
 // it created, and how many webchecker_probe_success series they have: one
 // per vantage point.
 func createPromQLCheckers(ctx context.Context, t *testing.T, c client.Client) (checkers, probeSeries int) {
@@ -161,7 +193,11 @@ func createPromQLCheckers(ctx context.Context, t *testing.T, c client.Client) (c
 		t.Cleanup(target.Close)
 	}
 	broken.SetStatus(http.StatusInternalServerError)
-	targets := map[string]*probetest.Target{"healthy-0": healthy, "healthy-1": healthy, "broken-0": broken, "https-0": secure, "quorum-0": healthy}
+	targets := map[string]*probetest.Target{"healthy-0": healthy, "healthy-1": healthy, promqlDependency: broken, promqlMaintained: broken, "https-0": secure, "quorum-0": healthy}
+	for _, name := range promqlDependents {
+		targets[name] = broken
+	}
+	now := time.Now()
 	vantagePoints := map[string]int32{"quorum-0": 3}
 	for name, target := range targets {
 		wc := &webcheckerv1alpha1.WebChecker{
@@ -177,8 +213,22 @@ func createPromQLCheckers(ctx context.Context, t *testing.T, c client.Client) (c
 			wc.Spec.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true}
 		}
 		if name == "healthy-1" {
-			// Its own objective: webchecker_slo_objective exists.
+			// Its own objective: webchecker_slo_objective exists; and a
+			// maintenance window (closed: once a year, for a minute), so
+			// that webchecker_maintenance does.
 			wc.Labels = map[string]string{webcheckerv1alpha1.SLOObjectiveLabel: "0.999"}
+			wc.Spec.MaintenanceWindows = []webcheckerv1alpha1.MaintenanceWindow{{Schedule: "@yearly", Duration: &metav1.Duration{Duration: time.Minute}}}
+		}
+		if slices.Contains(promqlDependents, name) {
+			// Fails while broken-0, which it depends on, is down:
+			// webchecker_dependency_down exists.
+			wc.Spec.DependsOn = []string{promqlDependency}
+		}
+		if name == promqlMaintained {
+			// Open from a minute ago for two hours: webchecker_maintenance 1.
+			wc.Spec.MaintenanceWindows = []webcheckerv1alpha1.MaintenanceWindow{{
+				Start: &metav1.Time{Time: now.Add(-time.Minute)}, End: &metav1.Time{Time: now.Add(2 * time.Hour)},
+			}}
 		}
 		probeSeries++
 		if k, ok := vantagePoints[name]; ok {

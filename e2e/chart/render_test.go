@@ -59,6 +59,7 @@ func TestChartDefaults(t *testing.T) {
 		"ClusterRole/webchecker-metrics-reader",
 		"ClusterRole/webchecker-view",
 		"ClusterRoleBinding/webchecker-manager",
+		"CustomResourceDefinition/webcheckermaintenances.test.network.io",
 		"CustomResourceDefinition/webcheckers.test.network.io",
 		"Deployment/webchecker",
 		"PodDisruptionBudget/webchecker",
@@ -259,7 +260,7 @@ func TestChartValues(t *testing.T) {
 				assert.Equal(t, []string{"webchecker", "webchecker-availability", "webchecker-slo", "webchecker-operator"}, names, "every group is on by default")
 				alert := ruleGroups(spec)[0]["rules"].([]any)[0].(map[string]any)
 				assert.Equal(t, "WebCheckerDown", alert["alert"])
-				assert.Equal(t, "max by (namespace, name) (max_over_time(webchecker_ready[1m])) == 0", alert["expr"])
+				assert.Equal(t, "(max by (namespace, name) (max_over_time(webchecker_ready[1m])) == 0) unless on (namespace, name) ((max by (namespace, name) (max_over_time(webchecker_maintenance[1m])) == 1) or (max by (namespace, name) (max_over_time(webchecker_dependency_down[1m])) == 1))", alert["expr"])
 				assert.Equal(t, "10m", alert["for"])
 				assert.Equal(t, map[string]any{"severity": "warning"}, alert["labels"])
 				cert := ruleGroups(spec)[0]["rules"].([]any)[1].(map[string]any)

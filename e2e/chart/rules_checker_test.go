@@ -24,7 +24,7 @@ func TestChartRulesKeepMetricLabels(t *testing.T) {
 	}
 	spec := renderedRules(t, values)
 	down := ruleGroups(spec)[0]["rules"].([]any)[0].(map[string]any)
-	assert.Equal(t, "max by (namespace, name, label_team, label_app_kubernetes_io_part_of) (max_over_time(webchecker_ready[1m])) == 0", down["expr"])
+	assert.Equal(t, "(max by (namespace, name, label_team, label_app_kubernetes_io_part_of) (max_over_time(webchecker_ready[1m])) == 0) unless on (namespace, name) ((max by (namespace, name) (max_over_time(webchecker_maintenance[1m])) == 1) or (max by (namespace, name) (max_over_time(webchecker_dependency_down[1m])) == 1))", down["expr"])
 
 	const unitTest = `
 rule_files: [rules.yaml]

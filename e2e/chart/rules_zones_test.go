@@ -39,19 +39,23 @@ func alertExpr(spec map[string]any, alert string) string {
 // the checker alerts), by checker with its allowlisted labels; and what the
 // schema refuses.
 func TestChartDownFromZonesValues(t *testing.T) {
+	// notPaged is what keeps a checker in maintenance, or one whose
+	// dependency is down, from paging.
+	const notPaged = " unless on (namespace, name) ((max by (namespace, name) (max_over_time(webchecker_maintenance[1m])) == 1)" +
+		" or (max by (namespace, name) (max_over_time(webchecker_dependency_down[1m])) == 1))"
 	on := downFromZonesValues(nil)
 	tests := map[string]struct {
 		values map[string]any
 		want   string // "": no such alert
 	}{
 		"off by default": {values: map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true}}}},
-		"on":             {values: on, want: "count by (namespace, name) (max by (namespace, name, zone) (max_over_time(webchecker_probe_success[1m])) == 0) >= 2"},
+		"on":             {values: on, want: "(count by (namespace, name) (max by (namespace, name, zone) (max_over_time(webchecker_probe_success[1m])) == 0) >= 2)" + notPaged},
 		"three zones, allowlisted labels": {
 			values: map[string]any{
 				"manager": map[string]any{"metricLabelsAllowlist": []any{"team"}},
 				"metrics": downFromZonesValues(map[string]any{"zones": 3})["metrics"],
 			},
-			want: "count by (namespace, name, label_team) (max by (namespace, name, label_team, zone) (max_over_time(webchecker_probe_success[1m])) == 0) >= 3",
+			want: "(count by (namespace, name, label_team) (max by (namespace, name, label_team, zone) (max_over_time(webchecker_probe_success[1m])) == 0) >= 3)" + notPaged,
 		},
 		"checker alerts off": {values: map[string]any{"metrics": map[string]any{"prometheusRule": map[string]any{"enabled": true,
 			"checkerAlerts": map[string]any{"enabled": false}, "downFromZones": map[string]any{"enabled": true}}}}},

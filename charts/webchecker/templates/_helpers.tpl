@@ -74,7 +74,50 @@ The labels the rules aggregate per-checker series by: namespace, name and
 the label_<name> of every manager.metricLabelsAllowlist entry, sanitized as
 the manager does, so that alerts carry them for routing.
 */}}
+{{- /*
+webchecker.inMaintenance selects, by namespace and name, the checkers that
+were in a maintenance window (webchecker_maintenance 1, exported by the
+owner of a checker that has windows) at some instant of the last .range:
+rules leave them out with `unless on (namespace, name)`; the look-back
+bridges a checker's move between replicas, as for webchecker_ready.
+*/}}
+{{- define "webchecker.inMaintenance" -}}
+(max by (namespace, name) (max_over_time(webchecker_maintenance[{{ .range }}])) == 1)
+{{- end }}
+
+{{- /*
+webchecker.notPaged selects the checkers no alert pages for: those in a
+maintenance window (webchecker.inMaintenance) and those failing while a
+checker they depend on is down (webchecker_dependency_down 1, from the
+dependent's owner), at some instant of the last .range.
+*/}}
+{{- define "webchecker.notPaged" -}}
+({{ include "webchecker.inMaintenance" . }} or (max by (namespace, name) (max_over_time(webchecker_dependency_down[{{ .range }}])) == 1))
+{{- end }}
+
 {{- define "webchecker.checkerBy" -}}
 namespace, name
 {{- range .Values.manager.metricLabelsAllowlist }}, label_{{ regexReplaceAll "[^a-zA-Z0-9_]" . "_" }}{{ end }}
+{{- end }}
+
+{{- /*
+webchecker.resources is .Values.resources, with the memory request and
+limit derived from sizing.expectedCheckers when it is set. A replica held
+about 44 MiB plus 5.7 MiB per 1,000 checkers in the bench's realistic
+profile (every replica caches and schedules every checker:
+e2e/bench/README.md#memory): that is the request, rounded up to 16 Mi.
+The limit is 3/2 of it, rounded up to 32 Mi: the probes in flight may
+hold a quarter of GOMEMLIMIT (the limit), and a replica that carries the
+others' checkers after a failure holds more of them in flight.
+*/}}
+{{- define "webchecker.resources" -}}
+{{- $resources := deepCopy .Values.resources }}
+{{- with .Values.sizing.expectedCheckers }}
+{{- $steady := addf 44 (mulf 5.7 (divf . 1000)) }}
+{{- $request := mul (ceil (divf $steady 16) | int) 16 }}
+{{- $limit := mul (ceil (divf (mulf $steady 3) 64) | int) 32 }}
+{{- $_ := set $resources "requests" (merge (dict "memory" (printf "%dMi" $request)) (omit ($resources.requests | default dict) "memory")) }}
+{{- $_ := set $resources "limits" (merge (dict "memory" (printf "%dMi" $limit)) (omit ($resources.limits | default dict) "memory")) }}
+{{- end }}
+{{- toYaml $resources }}
 {{- end }}

@@ -36,6 +36,10 @@ func checker() *dashboard.DashboardBuilder {
 		WithVariable(labelVariable("name", "name", `webchecker_probe_success{namespace="$namespace"}`, false)).
 		WithPanel(statPanel("Ready", "The checker's quorum state, its Ready condition: 1 True, 0 False; with spec.vantagePoints above 1, as the majority of its vantage points see it, after its thresholds (WebCheckerDown fires when it stays 0). No data while Unknown.", unitShort,
 			q{expr: `max(webchecker_ready{` + checkerSelector + `})`}, thresholds("red", step{1, "green"}))).
+		WithPanel(statPanel("Maintenance", "1 while one of the checker's maintenance windows is open (its Maintenance condition True): it is probed as usual, and left out of the alerts and error budgets; 0 outside them; no data for a checker without windows.", unitShort,
+			q{expr: `max(webchecker_maintenance{` + checkerSelector + `})`}, thresholds("green", step{1, "blue"}))).
+		WithPanel(statPanel("Dependency down", "1 while the checker fails and a checker it depends on (spec.dependsOn) is down (its Ready reason DependencyDown): the alerts page for the dependency, not for this one; no data otherwise.", unitShort,
+			q{expr: `max(webchecker_dependency_down{` + checkerSelector + `})`}, thresholds("green", step{1, "orange"}))).
 		WithPanel(statPanel("Vantage points up", "Vantage points (replicas probing the checker) whose latest probe succeeded.", unitShort,
 			q{expr: `sum(` + byVantagePoint + `(webchecker_probe_success{` + checkerSelector + `}))`}, thresholds("red", step{1, "green"}))).
 		WithPanel(statPanel("Availability", "Successful probes among all probes, of every vantage point, over the dashboard's time range.", unitRatio,
@@ -49,8 +53,10 @@ func checker() *dashboard.DashboardBuilder {
 			q{expr: `time() - max(webchecker_probe_last_run_timestamp_seconds{` + checkerSelector + `})`}, thresholds("green"))).
 		WithPanel(statPanel("Transitions", "Changes of the Ready condition (the quorum state) between True and False over the dashboard's time range.", unitShort,
 			q{expr: `changes(max(webchecker_ready{` + checkerSelector + `})[$__range:])`}, thresholds("green", step{1, "orange"}))).
-		WithPanel(timeseriesPanel("Ready and success by vantage point", "Ready: the quorum state (1 True, 0 False). Each vantage point: 1 while its latest probe succeeded, 0 while it failed.", unitShort,
+		WithPanel(timeseriesPanel("Ready and success by vantage point", "Ready: the quorum state (1 True, 0 False); In maintenance: 1 while a maintenance window is open; Dependency down: 1 while it fails with a dependency down. Each vantage point: 1 while its latest probe succeeded, 0 while it failed.", unitShort,
 			q{`max(webchecker_ready{` + checkerSelector + `})`, "Ready (quorum)"},
+			q{`max(webchecker_maintenance{` + checkerSelector + `})`, "In maintenance"},
+			q{`max(webchecker_dependency_down{` + checkerSelector + `})`, "Dependency down"},
 			q{byVantagePoint + `(webchecker_probe_success{` + checkerSelector + `})`, vantagePointLegend}).Min(0).Max(1)).
 		WithPanel(timeseriesPanel("Transitions", "Changes of the Ready condition, and between up and down at each vantage point, per interval.", unitShort,
 			q{`changes(max(webchecker_ready{` + checkerSelector + `})[$__rate_interval:])`, "Ready (quorum)"},

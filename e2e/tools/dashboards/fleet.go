@@ -14,6 +14,15 @@ const fleetSelector = `namespace=~"$namespace"`
 // from every vantage point of a checker (labels shard and zone), and are
 // aggregated by checker wherever a panel lists checkers.
 
+// inMaintenance selects the checkers (of the dashboard's namespaces) in a
+// maintenance window, as the chart's rules leave them out.
+const inMaintenance = `(max by (namespace, name) (webchecker_maintenance{` + fleetSelector + `}) == 1)`
+
+// dependencyDown selects the checkers (of the dashboard's namespaces) that
+// fail while a checker they depend on is down (Ready reason
+// DependencyDown), as the chart's alerts leave them out.
+const dependencyDown = `(max by (namespace, name) (webchecker_dependency_down{` + fleetSelector + `}) == 1)`
+
 // fleet is the overview of every checker: how many are up and down in each
 // namespace, availability, latency, certificates close to expiry, checkers
 // failing from some zones, and how the checkers are spread over the
@@ -31,8 +40,12 @@ func fleet() *dashboard.DashboardBuilder {
 		WithRow(dashboard.NewRowBuilder("Checkers")).
 		WithPanel(statPanel("Checkers up", "Checkers whose Ready condition is True: their probes succeed (with several vantage points, at a majority of them).", unitShort,
 			q{expr: `count(max by (namespace, name) (webchecker_ready{` + fleetSelector + `}) == 1) or vector(0)`}, thresholds("green"))).
-		WithPanel(statPanel("Checkers down", "Checkers whose Ready condition is False: their probes fail (with several vantage points, at a majority of them); WebCheckerDown fires when that lasts.", unitShort,
-			q{expr: `count(max by (namespace, name) (webchecker_ready{` + fleetSelector + `}) == 0) or vector(0)`}, thresholds("green", step{1, "red"}))).
+		WithPanel(statPanel("Checkers down", "Checkers whose Ready condition is False: their probes fail (with several vantage points, at a majority of them), outside a maintenance window, while no checker they depend on is down; WebCheckerDown fires when that lasts.", unitShort,
+			q{expr: `count((max by (namespace, name) (webchecker_ready{` + fleetSelector + `}) == 0) unless on (namespace, name) (` + inMaintenance + ` or ` + dependencyDown + `)) or vector(0)`}, thresholds("green", step{1, "red"}))).
+		WithPanel(statPanel("Down with a dependency", "Checkers that fail while a checker they depend on (spec.dependsOn) is down: Ready reason DependencyDown. They do not page; their dependency does.", unitShort,
+			q{expr: `count(` + dependencyDown + ` unless on (namespace, name) ` + inMaintenance + `) or vector(0)`}, thresholds("green", step{1, "orange"}))).
+		WithPanel(statPanel("In maintenance", "Checkers in one of their maintenance windows (Maintenance condition True): probed as usual, left out of the alerts and error budgets.", unitShort,
+			q{expr: `count(` + inMaintenance + `) or vector(0)`}, thresholds("green", step{1, "blue"}))).
 		WithPanel(statPanel("Availability", "Successful probes among all probes, of every vantage point, over the dashboard's time range.", unitRatio,
 			q{expr: `sum(increase(webchecker_probes_total{` + fleetSelector + `,result="success"}[$__range])) / sum(increase(webchecker_probes_total{` + fleetSelector + `}[$__range]))`},
 			thresholds("red", step{0.99, "orange"}, step{0.999, "green"})).Decimals(3)).
