@@ -58,6 +58,9 @@ GO_TEST_FLAGS ?= -race -count=1
 # and anyone importing the API). test, e2e and verify run them after the
 # project module's, with the same flags and environment.
 CHART_TESTS := e2e/chart
+# How GitOps tools (kstatus, Flux's CEL, Argo CD's Lua) judge WebCheckers:
+# a module of its own too, so that cli-utils and gopher-lua stay out.
+GITOPS_TESTS := e2e/gitops
 # The chart's Grafana dashboards are generated from Go (Grafana Foundation
 # SDK) by a module of its own, so the SDK stays out of the project module.
 DASHBOARDS := e2e/tools/dashboards
@@ -112,9 +115,10 @@ dashboards: ## Generate the chart's Grafana dashboards (charts/webchecker/files/
 	cd $(DASHBOARDS) && go run . -out $(CHART)/files/dashboards
 
 .PHONY: tidy
-tidy: ## Tidy go.mod and go.sum of the project module, the chart tests' module and the dashboards generator's.
+tidy: ## Tidy go.mod and go.sum of the project module, the chart tests' and GitOps tests' modules and the dashboards generator's.
 	go mod tidy
 	cd $(CHART_TESTS) && go mod tidy
+	cd $(GITOPS_TESTS) && go mod tidy
 	cd $(DASHBOARDS) && go mod tidy
 
 .PHONY: docker-build
@@ -128,27 +132,35 @@ lint-chart: $(HELM_STAMP) ## Lint the Helm chart (strict).
 ##@ Test
 
 .PHONY: test
-test: $(KUBE_STAMP) $(ETCD_STAMP) debian-tools generate manifests build ## Run every test: unit, envtest integration, e2e, then the chart's (its own module; they lint it with the Helm SDK).
+test: $(KUBE_STAMP) $(ETCD_STAMP) debian-tools generate manifests build ## Run every test: unit, envtest integration, e2e, then the chart's (its own module; they lint it with the Helm SDK) and the GitOps tools' (their own module).
 	go test $(GO_TEST_FLAGS) -timeout 20m $$(go list ./... | grep -v /e2e)
 	$(E2E_TEST) ./e2e/...
 	cd $(CHART_TESTS) && $(E2E_TEST) ./...
+	cd $(GITOPS_TESTS) && $(E2E_TEST) ./...
 
 .PHONY: unit
 unit: ## Run only the tests that need no control plane (-short skips those of cmd/manager that do).
 	go test $(GO_TEST_FLAGS) -short ./probing/... ./sharding/ring/... ./cmd/...
 
 .PHONY: e2e
-e2e: $(KUBE_STAMP) $(ETCD_STAMP) debian-tools build ## Run only the end-to-end tests (the built manager against a local control plane), the chart's included.
+e2e: $(KUBE_STAMP) $(ETCD_STAMP) debian-tools build ## Run only the end-to-end tests (the built manager against a local control plane), the chart's and the GitOps tools' included.
 	$(E2E_TEST) -v ./e2e/...
 	cd $(CHART_TESTS) && $(E2E_TEST) -v ./...
+	cd $(GITOPS_TESTS) && $(E2E_TEST) -v ./...
 
 # make bench writes its figures (JSON) here; each bench prints its table.
 BENCH_OUT := $(BIN)/bench
 
 .PHONY: bench
-bench: $(KUBE_STAMP) $(ETCD_STAMP) debian-tools build ## Run the benchmarks (not part of make test, which runs them at a tiny size): the engine beside the blackbox exporter and wrk, then 3 managers on the local control plane at 1k/3k/10k checkers. Tables on stdout, JSON under bin/bench/.
+bench: $(KUBE_STAMP) $(ETCD_STAMP) debian-tools build ## Run the benchmarks (not part of make test, which runs them at a tiny size): the engine beside the blackbox exporter and wrk (~2.5 min); 3 managers on the local control plane at 1k/3k checkers answering at once (~3 min), at 10k with the realistic profile and its failure sequence (~8 min); then bench-100k. Tables on stdout, JSON under bin/bench/.
 	go run ./e2e/bench/engine --out $(BENCH_OUT)
-	go run ./e2e/bench/controlplane --manager $(BIN)/manager --out $(BENCH_OUT)
+	go run ./e2e/bench/controlplane --manager $(BIN)/manager --out $(BENCH_OUT) --profile instant --sizes 1000,3000
+	go run ./e2e/bench/controlplane --manager $(BIN)/manager --out $(BENCH_OUT) --profile realistic --sizes 10000
+	$(MAKE) --no-print-directory bench-100k
+
+.PHONY: bench-100k
+bench-100k: $(KUBE_STAMP) $(ETCD_STAMP) build ## Run the issue's size alone: 100,000 realistic checkers on 10 replicas, interval 60s (creation, then ~12 min; see e2e/bench/README.md). JSON in bin/bench/controlplane-realistic-10x1m0s.json.
+	go run ./e2e/bench/controlplane --manager $(BIN)/manager --out $(BENCH_OUT) --profile realistic --sizes 100000 --replicas 10 --interval 60s --converge-within 10m
 
 .PHONY: bench-go
 bench-go: ## Run the Go micro-benchmarks (go test -bench) of every package.
@@ -159,7 +171,8 @@ verify: generate manifests ## Check formatting, vet, tidy go.mod files, and that
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	go vet $(VET_FLAGS) ./...
 	cd $(CHART_TESTS) && go vet $(VET_FLAGS) ./...
-	@go mod tidy -diff && (cd $(CHART_TESTS) && go mod tidy -diff) || { echo "go.mod or go.sum is not tidy: run make tidy and commit"; exit 1; }
+	cd $(GITOPS_TESTS) && go vet $(VET_FLAGS) ./...
+	@go mod tidy -diff && (cd $(CHART_TESTS) && go mod tidy -diff) && (cd $(GITOPS_TESTS) && go mod tidy -diff) || { echo "go.mod or go.sum is not tidy: run make tidy and commit"; exit 1; }
 	cd $(DASHBOARDS) && go vet ./... && go mod tidy -diff && go test -count=1 ./... && go run . -check -out $(CHART)/files/dashboards
 	@git diff --exit-code -- api config $(CHART)/files || { echo "generated files are out of date: run make generate manifests dashboards and commit"; exit 1; }
 	@test -z "$$(git status --porcelain -- api config $(CHART)/files)" || { echo "untracked generated files:"; git status --porcelain -- api config $(CHART)/files; exit 1; }

@@ -61,7 +61,7 @@ func TestManagerProcess(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("kubectl get webcheckers -o wide:\n%s", table)
 	header := strings.Fields(strings.SplitN(table, "\n", 2)[0])
-	assert.Equal(t, []string{"NAME", "HOST", "PATH", "READY", "SUSPEND", "CODE", "REASON", "INTERVAL", "SHARD", "QUORUM", "MESSAGE", "CERT-EXPIRY", "AGE"}, header)
+	assert.Equal(t, []string{"NAME", "HOST", "PATH", "READY", "SUSPEND", "CODE", "REASON", "MAINTENANCE", "INTERVAL", "SHARD", "QUORUM", "MESSAGE", "CERT-EXPIRY", "AGE"}, header)
 	assert.Regexp(t, `local\s+http://127\.0\.0\.1:\d+\s+/ping\s+True\s+false\s+200\s+ProbeSucceeded\s+1s\s+e2e-0\s+WebChecker is ready`, table)
 	// No path in the sample, and no CRD default (the other kinds have
 	// none): the column is empty, the probe requests /.
