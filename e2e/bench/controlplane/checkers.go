@@ -23,7 +23,7 @@ type creation struct {
 func (c creation) took() time.Duration { return c.last.Sub(c.first) }
 
 // createCheckers creates the size checkers with opts.createWorkers
-// concurrent workers.
+// concurrent workers spread over the creating clients.
 func (e *env) createCheckers(ctx context.Context) (creation, error) {
 	var (
 		wg   sync.WaitGroup
@@ -31,10 +31,11 @@ func (e *env) createCheckers(ctx context.Context) (creation, error) {
 		errs []error
 	)
 	work := make(chan int)
-	for range e.opts.createWorkers {
+	for w := range e.opts.createWorkers {
+		c := e.creators[w%len(e.creators)]
 		wg.Go(func() {
 			for i := range work {
-				if err := e.c.Create(ctx, e.checker(i)); err != nil {
+				if err := c.Create(ctx, e.checker(i)); err != nil {
 					mu.Lock()
 					errs = append(errs, fmt.Errorf("creating %s: %w", nameOf(i), err))
 					mu.Unlock()
@@ -57,13 +58,19 @@ func (e *env) createCheckers(ctx context.Context) (creation, error) {
 
 // checker is the WebChecker of index i.
 func (e *env) checker(i int) *webcheckerv1alpha1.WebChecker {
-	return &webcheckerv1alpha1.WebChecker{
+	wc := &webcheckerv1alpha1.WebChecker{
 		ObjectMeta: metav1.ObjectMeta{Namespace: checkerNamespace, Name: nameOf(i)},
 		Spec: webcheckerv1alpha1.WebCheckerSpec{
 			Host:     e.targets.hostOf(i),
 			Path:     pathOf(i),
 			Interval: &metav1.Duration{Duration: e.opts.interval},
-			Timeout:  &metav1.Duration{Duration: e.opts.timeout},
+			Timeout:  &metav1.Duration{Duration: e.opts.timeoutOf(i)},
 		},
 	}
+	if e.opts.kindOf(i) == kindHTTPS {
+		wc.Spec.TLS = &webcheckerv1alpha1.TLSOptions{
+			CASecretRef: &webcheckerv1alpha1.SecretKeySelector{Name: caSecretName, Key: caSecretKey},
+		}
+	}
+	return wc
 }

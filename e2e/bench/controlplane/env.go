@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,6 +18,9 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/e2e/bench/procstat"
+	"github.com/networkio/webchecker/e2e/bench/tlsca"
 	"github.com/networkio/webchecker/e2e/framework"
 	"github.com/networkio/webchecker/probing/probetest"
 )
@@ -27,6 +31,10 @@ const (
 	checkerNamespace = "bench"
 	leaseNamespace   = "bench-leases"
 	ringName         = "bench"
+	// caSecretName and caSecretKey hold the bench CA's certificate, which
+	// the https checkers trust (spec.tls.caSecretRef).
+	caSecretName = "bench-ca"
+	caSecretKey  = "ca.crt"
 )
 
 // env is one size's world: a fresh control plane, the DNS stub, the
@@ -38,9 +46,18 @@ type env struct {
 	cp      *framework.ControlPlane
 	dns     *probetest.DNSServer
 	targets *targets
-	c       client.WithWatch
-	kube    kubernetes.Interface
-	rec     *framework.StatusRecorder
+	// ca serves the https targets (nil when there are none).
+	ca *tlsca.CA
+	c  client.WithWatch
+	// creators are the clients the checkers are created through, each its
+	// own connection.
+	creators []client.Client
+	kube     kubernetes.Interface
+	rec      *framework.StatusRecorder
+
+	// cpPids are the pids of the control plane's processes, by
+	// controlPlaneProcs' names.
+	cpPids map[string]int
 
 	ids      []string // replica ids, "replica-a", ...
 	managers map[string]*framework.Manager
@@ -72,14 +89,27 @@ func startEnv(ctx context.Context, o *options, size int) (e *env, err error) {
 	if e.dns, err = probetest.NewDNSServer(map[string][]net.IP{}); err != nil {
 		return nil, fmt.Errorf("starting the DNS stub: %w", err)
 	}
-	if e.targets, err = startTargets(size); err != nil {
+	cfg := targetsConfig{kinds: make([]targetKind, size), delay: o.latencyOf()}
+	for i := range size {
+		cfg.kinds[i] = o.kindOf(i)
+		if cfg.kinds[i] == kindHTTPS && e.ca == nil {
+			if e.ca, err = tlsca.New(); err != nil {
+				return nil, err
+			}
+			cfg.ca = e.ca
+		}
+	}
+	if e.targets, err = startTargets(cfg); err != nil {
 		return nil, err
 	}
 	for i := range size {
-		e.healthy[i] = i%o.failingEvery != 0
-		e.targets.setFailing(i, !e.healthy[i])
+		e.healthy[i] = !o.failsFromStart(i) && cfg.kinds[i] != kindHang
+		e.targets.setFailing(i, o.failsFromStart(i))
 	}
 	if e.cp, err = framework.StartControlPlane(); err != nil {
+		return nil, err
+	}
+	if err = e.findControlPlane(); err != nil {
 		return nil, err
 	}
 	if err = e.connect(ctx); err != nil {
@@ -97,8 +127,22 @@ func startEnv(ctx context.Context, o *options, size int) (e *env, err error) {
 	return e, nil
 }
 
+// findControlPlane finds the control plane's processes: envtest starts
+// them as children of this process.
+func (e *env) findControlPlane() error {
+	e.cpPids = map[string]int{}
+	for _, name := range controlPlaneProcs {
+		pid, err := procstat.FindChild(procstat.Self, name)
+		if err != nil {
+			return fmt.Errorf("finding the control plane's %s: %w", name, err)
+		}
+		e.cpPids[name] = pid
+	}
+	return nil
+}
+
 // connect makes the clients, paced so that creating the checkers is not
-// the bottleneck, and creates the namespaces.
+// the bottleneck, and creates the namespaces and the CA's Secret.
 func (e *env) connect(ctx context.Context) error {
 	scheme, err := framework.NewScheme()
 	if err != nil {
@@ -112,10 +156,33 @@ func (e *env) connect(ctx context.Context) error {
 	if e.kube, err = kubernetes.NewForConfig(&cfg); err != nil {
 		return fmt.Errorf("creating clientset: %w", err)
 	}
+	for range e.opts.createClients {
+		own := cfg
+		// A config with its own dialer gets its own transport, and so its
+		// own connection, instead of client-go's shared one.
+		own.Dial = (&net.Dialer{Timeout: 30 * time.Second}).DialContext
+		c, err := client.New(&own, client.Options{Scheme: scheme})
+		if err != nil {
+			return fmt.Errorf("creating a creating client: %w", err)
+		}
+		// Discover the API before the creates are timed.
+		if _, err := c.IsObjectNamespaced(&webcheckerv1alpha1.WebChecker{}); err != nil {
+			return fmt.Errorf("discovering the WebChecker API: %w", err)
+		}
+		e.creators = append(e.creators, c)
+	}
 	for _, ns := range []string{checkerNamespace, leaseNamespace} {
 		if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 			return fmt.Errorf("creating namespace %s: %w", ns, err)
 		}
+	}
+	if e.ca == nil {
+		return nil
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: checkerNamespace, Name: caSecretName},
+		Data: map[string][]byte{caSecretKey: e.ca.CAPEM}}
+	if err := e.c.Create(ctx, secret); err != nil {
+		return fmt.Errorf("creating the CA's Secret: %w", err)
 	}
 	return nil
 }
@@ -142,7 +209,7 @@ func (e *env) startReplicas(ctx context.Context, ids ...string) error {
 				Kubeconfig: e.cp.KubeconfigPath,
 				ShardID:    id,
 				DNSServer:  e.dns.Addr(),
-				Args:       e.managerArgs(),
+				Args:       e.managerArgs(id),
 				Output:     output,
 			})
 			mu.Lock()
@@ -190,15 +257,19 @@ func (e *env) writeLog(name string, lines []string) error {
 	return nil
 }
 
-// managerArgs are the flags of every replica: only flags that older
-// builds know too, then --manager-args.
-func (e *env) managerArgs() []string {
-	return append([]string{
+// managerArgs are the flags of replica id: only flags that older builds
+// know too, its profiles' address with --pprof-port, then --manager-args.
+func (e *env) managerArgs(id string) []string {
+	args := []string{
 		"--lease-namespace=" + leaseNamespace,
 		"--ring-name=" + ringName,
 		"--lease-duration=" + e.opts.leaseDuration.String(),
 		"--lease-renew-interval=" + e.opts.renewInterval.String(),
-	}, e.opts.managerArgs...)
+	}
+	if e.opts.pprofPort > 0 {
+		args = append(args, fmt.Sprintf("--pprof-bind-address=127.0.0.1:%d", e.opts.pprofPort+slices.Index(e.ids, id)))
+	}
+	return append(args, e.opts.managerArgs...)
 }
 
 // close stops every process and server e started. With failed, it first

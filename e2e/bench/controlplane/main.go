@@ -18,9 +18,6 @@ import (
 )
 
 func main() {
-	// envtest logs through controller-runtime's logger; the bench's output
-	// is its table.
-	ctrllog.SetLogger(logr.Discard())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	_, err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
@@ -38,6 +35,9 @@ func main() {
 // table to stdout and writes the JSON report, even when a size failed
 // (with what was measured until then). It returns the JSON file's path.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) (string, error) {
+	// envtest logs through controller-runtime's logger; the bench's output
+	// is its table.
+	ctrllog.SetLogger(logr.Discard())
 	o, err := parseOptions(args, stderr)
 	if err != nil {
 		return "", err
@@ -45,7 +45,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) (string, 
 	if _, err := os.Stat(o.manager); err != nil {
 		return "", fmt.Errorf("manager binary: %w", err)
 	}
-	rep := report.New("controlplane", o.params())
+	rep := report.New(o.name, o.params())
 	largest := slices.Max(o.sizes)
 	var runErr error
 	for _, size := range o.sizes {

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"sync"
 	"time"
@@ -30,27 +29,33 @@ type scraper struct {
 	count   map[string]int
 	bytes   map[string]int64
 	longest map[string]time.Duration
+	sched   map[string]*schedWindow
 	err     error
 }
 
 // startScraping scrapes every replica at once, then every interval.
 func (e *env) startScraping(ctx context.Context, interval time.Duration) *scraper {
 	s := &scraper{stopCh: make(chan struct{}), done: make(chan struct{}),
-		count: map[string]int{}, bytes: map[string]int64{}, longest: map[string]time.Duration{}}
+		count: map[string]int{}, bytes: map[string]int64{}, longest: map[string]time.Duration{}, sched: map[string]*schedWindow{}}
+	all := func() {
+		for _, id := range e.ids {
+			if m := e.managers[id]; m != nil && !m.Exited() {
+				s.scrape(ctx, id, "http://"+m.MetricsAddr+"/metrics")
+			}
+		}
+	}
 	go func() {
 		defer close(s.done)
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			for _, id := range e.ids {
-				if m := e.managers[id]; m != nil && !m.Exited() {
-					s.scrape(ctx, id, "http://"+m.MetricsAddr+"/metrics")
-				}
-			}
+			all()
 			select {
 			case <-ctx.Done():
 				return
 			case <-s.stopCh:
+				// The last scrape closes the window of the histograms.
+				all()
 				return
 			case <-t.C:
 			}
@@ -65,21 +70,22 @@ var scrapeClient = &http.Client{Transport: &http.Transport{Proxy: nil}, Timeout:
 
 func (s *scraper) scrape(ctx context.Context, id, url string) {
 	start := time.Now()
-	n, err := func() (int64, error) {
+	n, sample, err := func() (int64, schedSample, error) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 		if err != nil {
-			return 0, err
+			return 0, schedSample{}, err
 		}
 		req.Header.Set("Accept", "text/plain;version=0.0.4;q=0.5,*/*;q=0.1")
 		resp, err := scrapeClient.Do(req)
 		if err != nil {
-			return 0, err
+			return 0, schedSample{}, err
 		}
 		defer resp.Body.Close()
 		if resp.StatusCode != http.StatusOK {
-			return 0, fmt.Errorf("status %s", resp.Status)
+			return 0, schedSample{}, fmt.Errorf("status %s", resp.Status)
 		}
-		return io.Copy(io.Discard, resp.Body)
+		sample, n, err := parseSched(resp.Body)
+		return n, sample, err
 	}()
 	took := time.Since(start)
 	s.mu.Lock()
@@ -93,9 +99,14 @@ func (s *scraper) scrape(ctx context.Context, id, url string) {
 	s.count[id]++
 	s.bytes[id] = max(s.bytes[id], n)
 	s.longest[id] = max(s.longest[id], took)
+	if s.sched[id] == nil {
+		s.sched[id] = &schedWindow{}
+	}
+	s.sched[id].add(sample)
 }
 
-// stop stops scraping and returns a row per replica and figure.
+// stop stops scraping, after a last scrape, and returns a row per replica
+// and figure, the scheduler's included.
 func (s *scraper) stop(ids []string) ([]report.Row, error) {
 	s.stopOnce.Do(func() { close(s.stopCh) })
 	<-s.done
@@ -106,10 +117,16 @@ func (s *scraper) stop(ids []string) ([]report.Row, error) {
 	}
 	rows := []report.Row{{Name: "scrape interval (every replica's /metrics)", Value: scrapeInterval.Seconds(), Unit: "s"}}
 	for _, id := range ids {
+		if s.count[id] == 0 {
+			continue // not running in this window
+		}
 		rows = append(rows,
 			report.Row{Name: id + " scrapes", Value: float64(s.count[id]), Unit: "scrapes"},
 			report.Row{Name: id + " largest scrape", Value: float64(s.bytes[id]) / 1024, Unit: "KiB"},
 			report.Row{Name: id + " longest scrape", Value: s.longest[id].Seconds() * 1000, Unit: "ms"})
+		if w := s.sched[id]; w != nil {
+			rows = append(rows, w.rows(id)...)
+		}
 	}
 	return rows, nil
 }

@@ -10,10 +10,6 @@ import (
 	"github.com/networkio/webchecker/e2e/bench/report"
 )
 
-// convergeGoal is how soon after the last create every checker must show
-// its Ready status at goalSize checkers.
-const convergeGoal = 30 * time.Second
-
 // runSize measures one size on a fresh control plane and adds its sections
 // to rep; handOver adds the hand-over. It logs its progress to log.
 func runSize(ctx context.Context, o *options, size int, handOver bool, rep *report.Report, log io.Writer) (err error) {
@@ -49,18 +45,16 @@ func runSize(ctx context.Context, o *options, size int, handOver bool, rep *repo
 	}
 	rep.Add(title("steady window"), rows...)
 
-	step("flipping 5 % of the healthy targets to 500")
+	step(fmt.Sprintf("flipping %d %% of the healthy targets to 500", 100/e.opts.flipEvery))
 	if rows, err = e.flip(ctx); err != nil {
 		return err
 	}
 	rep.Add(title("flip"), rows...)
 
 	if handOver {
-		step("hand-over: SIGTERM, restart, SIGKILL")
-		if rows, err = e.handOver(ctx); err != nil {
+		if err := e.stopReplicas(ctx, rep, title, step); err != nil {
 			return err
 		}
-		rep.Add(title("hand-over"), rows...)
 	}
 	doubled := e.doubleProbes()
 	if err := e.writeLog("doubles", doubled.lines); err != nil {
@@ -74,6 +68,29 @@ func runSize(ctx context.Context, o *options, size int, handOver bool, rep *repo
 	return nil
 }
 
+// stopReplicas runs the hand-over (instant profile) or the failure
+// sequence (realistic) and adds its sections to rep, those measured
+// before an error too.
+func (e *env) stopReplicas(ctx context.Context, rep *report.Report, title func(string) string, step func(string)) error {
+	if e.opts.profile != profileRealistic {
+		step("hand-over: SIGTERM, restart, SIGKILL")
+		rows, err := e.handOver(ctx)
+		if err != nil {
+			return err
+		}
+		rep.Add(title("hand-over"), rows...)
+		return nil
+	}
+	step("failure sequence: SIGKILL, SIGTERM, the rest carry all, both back")
+	sections, err := e.failures(ctx)
+	for _, s := range failureSections {
+		if rows, ok := sections[s]; ok {
+			rep.Add(title(s), rows...)
+		}
+	}
+	return err
+}
+
 // converge creates the checkers and waits until each shows its Ready
 // status. When the wait gives up it returns, with the error, rows that say
 // how far it got.
@@ -85,28 +102,43 @@ func (e *env) converge(ctx context.Context) ([]report.Row, error) {
 	rows := []report.Row{
 		{Name: "checkers", Value: float64(e.size), Unit: "checkers"},
 		{Name: "failing from the start", Value: float64(e.size - e.healthyCount()), Unit: "checkers"},
+		{Name: "over https", Value: float64(e.countKind(kindHTTPS)), Unit: "checkers"},
+		{Name: "at a path that never answers", Value: float64(e.countKind(kindHang)), Unit: "checkers"},
 		{Name: "creation", Value: created.took().Seconds(), Unit: "s"},
 		{Name: "creation rate", Value: float64(e.size) / created.took().Seconds(), Unit: "creates/s"},
 	}
-	at, matched, err := e.waitReflected(ctx, e.want())
+	reflected, err := e.reflect(ctx, e.want())
 	if err != nil {
 		return append(rows, report.Row{Name: "checkers showing their Ready status when the wait gave up",
-				Value: float64(matched), Unit: "checkers", Goal: fmt.Sprintf("= %d", e.size), Met: report.Met(false)}),
+				Value: float64(len(reflected.matching)), Unit: "checkers", Goal: fmt.Sprintf("= %d", e.size), Met: report.Met(false)}),
 			fmt.Errorf("waiting for every Ready condition: %w", err)
 	}
+	at, _ := reflected.done()
 	afterLast := report.Row{Name: "all Ready reflect the targets, after the last create", Value: at.Sub(created.last).Seconds(), Unit: "s"}
-	if e.size >= goalSize {
-		afterLast.Goal, afterLast.Met = "<= 30 s", report.Met(at.Sub(created.last) <= convergeGoal)
+	if g, ok := goalsFor(e.size); ok {
+		afterLast.Goal, afterLast.Met = fmt.Sprintf("<= %s", g.converge), report.Met(at.Sub(created.last) <= g.converge)
 	}
-	return append(rows,
+	rows = append(rows,
 		report.Row{Name: "all Ready reflect the targets, after the first create", Value: at.Sub(created.first).Seconds(), Unit: "s"},
-		afterLast), nil
+		afterLast)
+	return append(rows, e.lastReadyRows(reflected, created.last)...), nil
 }
 
 func (e *env) healthyCount() int {
 	n := 0
 	for _, ok := range e.healthy {
 		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+// countKind counts the checkers whose target is of kind k.
+func (e *env) countKind(k targetKind) int {
+	n := 0
+	for i := range e.size {
+		if e.opts.kindOf(i) == k {
 			n++
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -16,82 +17,182 @@ import (
 	"github.com/networkio/webchecker/e2e/framework"
 )
 
-// TestSmoke runs the program at the smoke size, every phase included, and
-// checks that the report has every section with plausible figures. It
-// checks what the bench measured, not whether the goals were met.
+// smokeCase is one profile's smoke run and what its report must hold.
+type smokeCase struct {
+	profile string
+	// name is the report's, size the checkers, failing those whose Ready
+	// is False from the start, https and hang the checkers of those kinds.
+	name                       string
+	size, failing, https, hang int
+	// interval is the smoke's spec.interval, in seconds.
+	interval float64
+	// sections follow the flip.
+	sections []string
+}
+
+// TestSmoke runs the program at the smoke size of each profile, every
+// phase included, and checks that the report has every section with
+// plausible figures. It checks what the bench measured, not whether the
+// goals were met.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane and three managers")
 	}
 	manager, err := framework.ManagerBinary(t.TempDir())
 	require.NoError(t, err)
+	tests := map[string]smokeCase{
+		"instant": {profile: profileInstant, name: "controlplane-3x2s", size: 30, failing: 2, interval: 2,
+			sections: []string{"hand-over"}},
+		"realistic": {profile: profileRealistic, name: "controlplane-realistic-3x3s", size: 60, failing: 4, https: 12, hang: 1, interval: 3,
+			sections: failureSections},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			rep, stdout := runSmoke(t, manager, tc.profile)
+			assert.Equal(t, tc.name, rep.Bench)
+			assert.Equal(t, tc.profile, rep.Params["profile"])
+			assert.Equal(t, "5s", rep.Params["leaseDuration"])
+			assert.Equal(t, "1s", rep.Params["leaseRenewInterval"])
+			assert.True(t, strings.HasPrefix(stdout, "# "+tc.name+" bench"))
+			rows := func(section string) map[string]report.Row {
+				return sectionRows(t, rep, fmt.Sprintf("%d checkers: %s", tc.size, section), stdout)
+			}
+			checkConvergence(t, tc, rows("creation and first status"))
+			checkWindow(t, rows("steady window"), []string{"replica-a", "replica-b", "replica-c"}, nil)
+			checkFlip(t, rows("flip"))
+			if tc.profile == profileInstant {
+				checkStops(t, rows("hand-over"), "SIGTERM", "SIGKILL")
+			} else {
+				checkFailures(t, rows)
+			}
+			correct := rows("correctness and run")
+			assert.Zero(t, correct["requests for no checker's path"].Value)
+			assert.Contains(t, correct, "double probes (< interval/2 apart), whole run")
+			for _, s := range tc.sections {
+				assert.Contains(t, stdout, fmt.Sprintf("## %d checkers: %s", tc.size, s))
+			}
+		})
+	}
+}
+
+// runSmoke runs the bench with --smoke and profile and returns its
+// report and its table.
+func runSmoke(t *testing.T, manager, profile string) (report.Report, string) {
+	t.Helper()
 	out := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	var stdout, stderr bytes.Buffer
-	path, err := run(ctx, []string{"--smoke", "--manager", manager, "--out", out}, &stdout, &stderr)
+	path, err := run(ctx, []string{"--smoke", "--profile", profile, "--manager", manager, "--out", out}, &stdout, &stderr)
 	require.NoError(t, err, "stderr:\n%s", stderr.String())
-
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	var rep report.Report
 	require.NoError(t, json.Unmarshal(data, &rep))
-	assert.Equal(t, "controlplane", rep.Bench)
-	assert.Equal(t, "5s", rep.Params["leaseDuration"])
-	assert.Equal(t, "1s", rep.Params["leaseRenewInterval"])
+	return rep, stdout.String()
+}
 
-	rows := func(section string) map[string]report.Row {
-		for _, s := range rep.Sections {
-			if s.Title == "30 checkers: "+section {
-				byName := map[string]report.Row{}
-				for _, r := range s.Rows {
-					byName[r.Name] = r
-				}
-				return byName
+// sectionRows returns the rows of the section titled title by name, and
+// fails the test when there is none.
+func sectionRows(t *testing.T, rep report.Report, title, stdout string) map[string]report.Row {
+	t.Helper()
+	for _, s := range rep.Sections {
+		if s.Title == title {
+			byName := map[string]report.Row{}
+			for _, r := range s.Rows {
+				byName[r.Name] = r
 			}
+			return byName
 		}
-		require.Failf(t, "missing section", "%q in\n%s", section, stdout.String())
-		return nil
 	}
-	for _, section := range []string{"creation and first status", "steady window", "flip", "hand-over", "correctness and run"} {
-		assert.Contains(t, stdout.String(), "## 30 checkers: "+section)
-	}
+	require.Failf(t, "missing section", "%q in\n%s", title, stdout)
+	return nil
+}
 
-	created := rows("creation and first status")
-	assert.Equal(t, 30.0, created["checkers"].Value)
-	assert.Equal(t, 2.0, created["failing from the start"].Value)
+func checkConvergence(t *testing.T, tc smokeCase, created map[string]report.Row) {
+	t.Helper()
+	assert.Equal(t, float64(tc.size), created["checkers"].Value)
+	assert.Equal(t, float64(tc.failing), created["failing from the start"].Value)
+	assert.Equal(t, float64(tc.https), created["over https"].Value)
+	assert.Equal(t, float64(tc.hang), created["at a path that never answers"].Value)
 	assert.Positive(t, created["creation"].Value)
 	first, last := created["all Ready reflect the targets, after the first create"].Value, created["all Ready reflect the targets, after the last create"].Value
 	assert.Positive(t, first)
 	assert.GreaterOrEqual(t, first, last)
+}
 
-	steady := rows("steady window")
-	assert.GreaterOrEqual(t, steady["window"].Value, 3.0)
-	assert.Positive(t, steady["API requests"].Value, "replicas renew their Leases")
-	assert.Positive(t, steady["probes at the targets"].Value)
-	for _, id := range []string{"replica-a", "replica-b", "replica-c"} {
-		assert.Greater(t, steady[id+" RSS (most in the window)"].Value, 1.0, id)
-		assert.Greater(t, steady[id+" peak RSS (VmHWM, since start)"].Value, 1.0, id)
-		assert.Contains(t, steady, id+" CPU per probe")
+// checkWindow checks a measured window's rows: the live replicas' and
+// none of the gone ones'.
+func checkWindow(t *testing.T, w map[string]report.Row, live, gone []string) {
+	t.Helper()
+	assert.GreaterOrEqual(t, w["window"].Value, 3.0)
+	assert.Positive(t, w["API requests"].Value, "replicas renew their Leases")
+	assert.Positive(t, w["probes at the targets"].Value)
+	assert.Contains(t, w, "status writes per minute (API server)")
+	assert.Positive(t, w["kube-apiserver CPU"].Value, "the replicas renew their Leases")
+	for _, name := range controlPlaneProcs {
+		assert.Contains(t, w, name+" CPU", name)
+		assert.Greater(t, w[name+" RSS (most in the window)"].Value, 1.0, name)
 	}
+	for _, id := range live {
+		assert.Greater(t, w[id+" RSS (most in the window)"].Value, 1.0, id)
+		assert.Greater(t, w[id+" peak RSS (VmHWM, since start)"].Value, 1.0, id)
+		assert.Contains(t, w, id+" CPU per probe")
+		assert.GreaterOrEqual(t, w[id+" scrapes"].Value, 2.0, id)
+		assert.Positive(t, w[id+" probes started (lag observations)"].Value, id)
+		assert.Positive(t, w[id+" scheduler lag p99"].Value, id)
+		assert.GreaterOrEqual(t, w[id+" scheduler lag p99"].Value, w[id+" scheduler lag p50"].Value, id)
+		assert.Positive(t, w[id+" memory budget of probes in flight"].Value, id)
+		assert.Contains(t, w, id+" probes in flight, most at a scrape")
+		assert.Contains(t, w, id+" skipped turns")
+	}
+	for _, id := range gone {
+		assert.NotContains(t, w, id+" CPU", id)
+		assert.NotContains(t, w, id+" scrapes", id)
+	}
+}
 
-	flip := rows("flip")
-	assert.Equal(t, 2.0, flip["flipped checkers"].Value)
+func checkFlip(t *testing.T, flip map[string]report.Row) {
+	t.Helper()
+	n := flip["flipped checkers"].Value
+	assert.GreaterOrEqual(t, n, 2.0)
 	assert.Positive(t, flip["until all show False"].Value)
-	assert.GreaterOrEqual(t, flip["status writes (watch MODIFIED)"].Value, 2.0, "every flipped checker was written")
-	assert.GreaterOrEqual(t, flip["status writes (API server)"].Value, 2.0, "every flipped checker was written")
+	assert.GreaterOrEqual(t, flip["status writes (watch MODIFIED)"].Value, n, "every flipped checker was written")
+	assert.GreaterOrEqual(t, flip["status writes (API server)"].Value, n, "every flipped checker was written")
+}
 
-	handOver := rows("hand-over")
-	for _, how := range []string{"SIGTERM", "SIGKILL"} {
-		assert.Positive(t, handOver[how+": checkers of the stopped replica"].Value, how)
-		gap := handOver[how+": longest probe gap"].Value
+// checkStops checks the gaps after each way of stopping a replica.
+func checkStops(t *testing.T, rows map[string]report.Row, hows ...string) {
+	t.Helper()
+	for _, how := range hows {
+		assert.Positive(t, rows[how+": checkers of the stopped replica"].Value, how)
+		gap := rows[how+": longest probe gap"].Value
 		assert.Positive(t, gap, how)
 		assert.Less(t, gap, 30.0, how)
-		assert.NotNil(t, handOver[how+": longest probe gap"].Met, how)
+		assert.NotNil(t, rows[how+": longest probe gap"].Met, how)
 	}
+}
 
-	correct := rows("correctness and run")
-	assert.Zero(t, correct["requests for no checker's path"].Value)
-	assert.Contains(t, correct, "double probes (< interval/2 apart), whole run")
-	assert.True(t, strings.HasPrefix(stdout.String(), "# controlplane bench"))
+// checkFailures checks every section of the failure sequence.
+func checkFailures(t *testing.T, rows func(string) map[string]report.Row) {
+	t.Helper()
+	checkStops(t, rows(failureSections[0]), "SIGKILL")
+	checkStops(t, rows(failureSections[1]), "SIGTERM")
+	for _, s := range []struct {
+		section, prefix string
+		live, gone      []string
+	}{
+		{failureSections[2], "every checker (remaining replicas), since after SIGTERM: ", []string{"replica-c"}, []string{"replica-a", "replica-b"}},
+		{failureSections[3], "every checker (every replica), since after the restart: ", []string{"replica-a", "replica-b", "replica-c"}, nil},
+	} {
+		w := rows(s.section)
+		gap := w[s.prefix+"longest probe gap"]
+		assert.Positive(t, gap.Value, s.section)
+		assert.Less(t, gap.Value, 30.0, s.section)
+		assert.NotNil(t, gap.Met, s.section)
+		assert.GreaterOrEqual(t, gap.Value, w[s.prefix+"probe gap, median checker"].Value, s.section)
+		assert.Contains(t, w, s.prefix+"checkers with a longer gap", s.section)
+		checkWindow(t, w, s.live, s.gone)
+	}
+	assert.Positive(t, rows(failureSections[3])["restart until both replicas were ready"].Value)
 }

@@ -70,3 +70,23 @@ func TestLongestGap(t *testing.T) {
 	g = e.longestGap([]int{0, 1, 2}, at(11000), at(25000), 12*time.Second)
 	assert.Equal(t, gaps{median: 16 * time.Second, p99: 17 * time.Second, longest: 17 * time.Second, over: 2}, g)
 }
+
+func TestLastReadyRows(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	o := defaultOptions()
+	o.profile = profileRealistic
+	// 0 fails (failingEvery 20), 1 and 6 are https, 7 never answers, the
+	// rest answer 200 over http.
+	e := &env{opts: &o, size: 8, healthy: []bool{false, true, true, true, true, true, true, true}}
+	r := &reflection{matching: map[string]time.Time{}}
+	for i := range e.size {
+		r.matching[nameOf(i)] = t0.Add(time.Duration(i) * time.Second)
+	}
+	rows := e.lastReadyRows(r, t0)
+	require.Len(t, rows, 4)
+	assert.Equal(t, "last Ready of the 4 answering 200 over http, after the last create", rows[0].Name)
+	assert.Equal(t, []float64{5, 6, 0, 7}, []float64{rows[0].Value, rows[1].Value, rows[2].Value, rows[3].Value})
+
+	delete(r.matching, nameOf(7))
+	assert.Len(t, e.lastReadyRows(r, t0), 3, "no row for a class some of whose checkers show nothing yet")
+}

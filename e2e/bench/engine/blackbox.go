@@ -10,29 +10,46 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/networkio/webchecker/e2e/bench/procstat"
 )
 
-// blackboxModule is the module of the generated configuration.
-const blackboxModule = "http_bench"
+// The modules of the generated configuration: http, and https trusting
+// the bench's CA.
+const (
+	blackboxModule      = "http_bench"
+	blackboxHTTPSModule = "https_bench"
+)
 
-// blackboxConfig is the exporter's configuration: an http_2xx-like module
-// that expects the target's status code, over IPv4 only (the targets are
+// blackboxConfig is the exporter's configuration: http_2xx-like modules
+// that expect the target's status code, over IPv4 only (the targets are
 // IPv4 literals, which it does not look up in DNS), with the probe timeout
-// of the engine's checks.
-func blackboxConfig(timeout time.Duration) string {
+// of the engine's checks; the https one trusts only caFile and fails
+// without TLS.
+func blackboxConfig(timeout time.Duration, caFile string) string {
 	return fmt.Sprintf(`modules:
-  %s:
+  %[1]s:
     prober: http
-    timeout: %s
+    timeout: %[3]s
     http:
       method: GET
-      valid_status_codes: [%d]
+      valid_status_codes: [%[4]d]
       preferred_ip_protocol: ip4
       ip_protocol_fallback: false
-`, blackboxModule, timeout, expectedStatus)
+  %[2]s:
+    prober: http
+    timeout: %[3]s
+    http:
+      method: GET
+      valid_status_codes: [%[4]d]
+      preferred_ip_protocol: ip4
+      ip_protocol_fallback: false
+      fail_if_not_ssl: true
+      tls_config:
+        ca_file: %[5]q
+`, blackboxModule, blackboxHTTPSModule, timeout, expectedStatus, caFile)
 }
 
 // blackbox is a running prometheus-blackbox-exporter.
@@ -44,13 +61,13 @@ type blackbox struct {
 
 // startBlackbox writes the configuration to a temporary directory, starts
 // the exporter on a free port of 127.0.0.1 and waits until it is healthy.
-func startBlackbox(binary string, timeout time.Duration) (*blackbox, error) {
+func startBlackbox(binary string, timeout time.Duration, caFile string) (*blackbox, error) {
 	dir, err := os.MkdirTemp("", "engine-bench-blackbox-")
 	if err != nil {
 		return nil, fmt.Errorf("creating the exporter's directory: %w", err)
 	}
 	config := filepath.Join(dir, "blackbox.yml")
-	if err := os.WriteFile(config, []byte(blackboxConfig(timeout)), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte(blackboxConfig(timeout, caFile)), 0o644); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("writing the exporter's configuration: %w", err)
 	}
@@ -97,25 +114,38 @@ func (b *blackbox) stop() {
 // answer.
 var probeSucceeded = []byte("\nprobe_success 1\n")
 
+// blackboxRun is one closed loop of the exporter: its module, the targets
+// it is given in turn, and how many clients drive it.
+type blackboxRun struct {
+	module      string
+	targets     []string
+	concurrency int
+}
+
 // runBlackbox starts the exporter and drives it over GET /probe with
-// cfg.concurrency clients for cfg.duration. Only probes whose answer has probe_success 1
-// count as successful. The CPU measured is the exporter's; the clients'
-// (this process's) is measured apart and not counted.
-func runBlackbox(cfg config, tgt *target, binary string) (loopResult, time.Duration, error) {
-	b, err := startBlackbox(binary, probeTimeout(cfg.interval))
+// run.concurrency clients for cfg.duration, giving it run.targets in turn.
+// Only probes whose answer has probe_success 1 count as successful. The
+// CPU measured is the exporter's; the clients' (this process's) is
+// measured apart and not counted.
+func runBlackbox(cfg config, tgt *target, binary string, run blackboxRun) (loopResult, time.Duration, error) {
+	b, err := startBlackbox(binary, probeTimeout(cfg.interval), tgt.caFile)
 	if err != nil {
 		return loopResult{}, 0, err
 	}
 	defer b.stop()
-	probeURL := "http://" + b.addr + "/probe?" + url.Values{"module": {blackboxModule}, "target": {tgt.url()}}.Encode()
-	client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: cfg.concurrency}, Timeout: 10 * time.Second}
+	urls := make([]string, len(run.targets))
+	for i, target := range run.targets {
+		urls[i] = "http://" + b.addr + "/probe?" + url.Values{"module": {run.module}, "target": {target}}.Encode()
+	}
+	client := &http.Client{Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: run.concurrency}, Timeout: 10 * time.Second}
 	defer client.CloseIdleConnections()
 	m, err := startMeter(tgt, b.pid(), procstat.Self)
 	if err != nil {
 		return loopResult{}, 0, err
 	}
-	c := closedLoop(cfg.concurrency, cfg.duration, func() bool {
-		resp, err := client.Get(probeURL)
+	var next atomic.Uint64
+	c := closedLoop(run.concurrency, cfg.duration, func() bool {
+		resp, err := client.Get(urls[next.Add(1)%uint64(len(urls))])
 		if err != nil {
 			return false
 		}

@@ -55,7 +55,37 @@ func TestSmokeRun(t *testing.T) {
 			rows[s.Title+": "+r.Name] = r
 		}
 	}
-	assert.Equal(t, []string{sectionProber, sectionBlackbox, sectionWrk, sectionSchedule}, titles)
+	cfg, err := parseConfig([]string{"--smoke"}, &bytes.Buffer{})
+	require.NoError(t, err)
+	tls, spread := sectionTLS(cfg), sectionSpread(cfg)
+	assert.Equal(t, []string{sectionProber, sectionBlackbox, tls, spread, sectionWrk, sectionSchedule}, titles)
+	assert.Contains(t, spread, "64 in flight over 100 addresses", "the issue's configuration")
+	assert.Contains(t, tls, "32 in flight, 1 address")
+	assert.EqualValues(t, 64, rep.Params["spreadConcurrency"])
+	assert.Contains(t, rep.Params["spreadAddresses"], "127.0.1.1-127.0.1.100")
+	assert.Contains(t, rep.Params["targetAddresses"], "127.0.0.1")
+	for _, section := range []string{tls, spread} {
+		for _, name := range []string{
+			"webchecker probes/s", "webchecker probes per CPU-second",
+			"blackbox exporter probes/s with probe_success 1", "blackbox exporter probes per CPU-second (exporter process only)",
+		} {
+			row, ok := rows[section+": "+name]
+			if assert.True(t, ok, "row %q missing in %q", name, section) {
+				assert.Positive(t, row.Value, section+": "+name)
+			}
+		}
+		// A fresh connection per probe, TLS or not, for both (a probe that
+		// timed out before its connection was accepted opened none).
+		assert.InDelta(t, 1, rows[section+": webchecker connections per probe"].Value, 0.05, section)
+		assert.InDelta(t, 1, rows[section+": blackbox exporter connections per probe"].Value, 0.05, section)
+		// The smoke's timeout is 1 s: on a loaded machine (a load average
+		// of 25 on 2 CPUs was seen, other tests running) a TLS handshake,
+		// or a probe among 64 of the exporter, now and then takes longer.
+		// Most succeed.
+		wc, bb := rows[section+": webchecker probes/s"].Value, rows[section+": blackbox exporter probes/s with probe_success 1"].Value
+		assert.Less(t, rows[section+": webchecker failed probes"].Value, 0.25*wc*cfg.duration.Seconds(), section)
+		assert.Less(t, rows[section+": blackbox exporter failed probes"].Value, 0.25*bb*cfg.duration.Seconds(), section)
+	}
 	for _, name := range []string{
 		sectionProber + ": probes/s, fresh connection",
 		sectionProber + ": probes per CPU-second, fresh connection",
@@ -174,7 +204,7 @@ func TestParseConfig(t *testing.T) {
 	cfg, err := parseConfig([]string{"--smoke", "--checks", "50"}, &bytes.Buffer{})
 	require.NoError(t, err)
 	assert.Equal(t, time.Second, cfg.duration)
-	assert.Equal(t, time.Second, cfg.interval)
+	assert.Equal(t, 2*time.Second, cfg.interval)
 	assert.Equal(t, 50, cfg.checks, "an explicit flag wins over --smoke")
 
 	_, err = parseConfig([]string{"--interval", "500ms"}, &bytes.Buffer{})

@@ -2,8 +2,10 @@
 // webchecker's HTTP prober and scheduler side by side with the reference
 // tools in the same run, prints a table and writes bin/bench/engine.json.
 //
-// The phases run one after another, never overlapping, against one
-// target server on 127.0.0.1 that runs as a child process (this binary
+// Every section's title or the report's params state its configuration
+// (concurrency, target addresses). The phases run one after another,
+// never overlapping, against one target server on 127.0.0.1 (and, for the
+// spread phase, 127.0.1.x) that runs as a child process (this binary
 // re-executed with the hidden "serve" argument), so that its CPU is no
 // one's:
 //
@@ -15,12 +17,21 @@
 //     of 127.0.0.1, driven over GET /probe by as many goroutines: probes/s
 //     with probe_success 1, and probes per CPU-second of the exporter
 //     process alone (the driving clients are this process and not counted);
-//  3. wrk, keep-alive, with as many connections: requests/s and its CPU;
-//  4. a probing/scheduler.Scheduler with the real prober and --checks checks
+//  3. the HTTP prober over https, a fresh TLS connection per probe, then
+//     the exporter's https module in the same configuration, both
+//     trusting a CA the bench makes in memory (tlsca);
+//  4. probing.NewProber, the prober of every kind cmd/manager uses, with
+//     --spread-concurrency (64) probes in flight over --spread-addresses
+//     (100) target addresses, 127.0.1.1 onwards (a port each on the same
+//     target server), fresh connections, then the exporter given those
+//     targets in turn by as many clients: the configuration issue 24
+//     measured;
+//  5. wrk, keep-alive, with as many connections: requests/s and its CPU;
+//  6. a probing/scheduler.Scheduler with the real prober and --checks checks
 //     every --interval: its start lag (p50, p99) after the first probes,
 //     the probes/s achieved and the CPU per probe.
 //
-// Every connection is to 127.0.0.1 and nothing is looked up in DNS. Every
+// Every connection is to 127.0.0.0/8 and nothing is looked up in DNS. Every
 // child process dies with the bench (Pdeathsig) and is stopped when it
 // returns. Without the reference tools the bench fails and says how to
 // install them: apt-get install wrk prometheus-blackbox-exporter.
@@ -64,7 +75,7 @@ func run(ctx context.Context, args []string, stdout, progress io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tgt, err := startTarget()
+	tgt, err := startTarget(cfg.spreadAddresses)
 	if err != nil {
 		return err
 	}
@@ -80,7 +91,7 @@ func run(ctx context.Context, args []string, stdout, progress io.Writer) error {
 	}
 	params["loadAverageAfter"] = loadAverage()
 	res.offered = float64(cfg.checks) / cfg.interval.Seconds()
-	res.addRows(rep)
+	res.addRows(rep, cfg)
 	if err := rep.Print(stdout); err != nil {
 		return err
 	}
@@ -106,8 +117,24 @@ func runPhases(ctx context.Context, cfg config, tl tools, tgt *target, progress 
 		return r, fmt.Errorf("prober, reused connections: %w", err)
 	}
 	step("blackbox exporter")
-	if r.blackbox, r.blackboxDriverCPU, err = runBlackbox(cfg, tgt, tl.blackbox); err != nil {
+	if r.blackbox, r.blackboxDriverCPU, err = runBlackbox(cfg, tgt, tl.blackbox, blackboxRun{blackboxModule, []string{tgt.url()}, cfg.concurrency}); err != nil {
 		return r, fmt.Errorf("blackbox exporter: %w", err)
+	}
+	step("prober, https, a fresh TLS connection per probe")
+	if r.tlsProber, err = runProberTLS(cfg, tgt); err != nil {
+		return r, fmt.Errorf("prober, https: %w", err)
+	}
+	step("blackbox exporter, https")
+	if r.tlsBlackbox, _, err = runBlackbox(cfg, tgt, tl.blackbox, blackboxRun{blackboxHTTPSModule, []string{tgt.tlsURL()}, cfg.concurrency}); err != nil {
+		return r, fmt.Errorf("blackbox exporter, https: %w", err)
+	}
+	step(fmt.Sprintf("probing.NewProber, %d in flight over %d addresses", cfg.spreadConcurrency, cfg.spreadAddresses))
+	if r.spreadProber, err = runSpread(cfg, tgt); err != nil {
+		return r, fmt.Errorf("prober over %d addresses: %w", cfg.spreadAddresses, err)
+	}
+	step(fmt.Sprintf("blackbox exporter, %d in flight over %d addresses", cfg.spreadConcurrency, cfg.spreadAddresses))
+	if r.spreadBlackbox, _, err = runBlackbox(cfg, tgt, tl.blackbox, blackboxRun{blackboxModule, tgt.spreadURLs(), cfg.spreadConcurrency}); err != nil {
+		return r, fmt.Errorf("blackbox exporter over %d addresses: %w", cfg.spreadAddresses, err)
 	}
 	step("wrk")
 	if r.wrk, err = runWrk(cfg, tgt, tl.wrk); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -24,26 +25,52 @@ import (
 // default deny list, and the manager's User-Agent. The cluster's networks
 // are not watched here (none are denied).
 func newManagerProber() (*probing.HTTPProber, error) {
+	opts, err := managerProberOptions()
+	if err != nil {
+		return nil, err
+	}
+	return probing.NewHTTPProber(opts), nil
+}
+
+// newKindProber is probing.NewProber, the prober of every kind that
+// cmd/manager builds, with newManagerProber's options.
+func newKindProber() (*probing.KindProber, error) {
+	opts, err := managerProberOptions()
+	if err != nil {
+		return nil, err
+	}
+	return probing.NewProber(opts), nil
+}
+
+// managerProberOptions are newManagerProber's options.
+func managerProberOptions() (probing.ProberOptions, error) {
 	allow, err := egress.ParseCIDRs([]string{"127.0.0.0/8", "::1/128"})
 	if err != nil {
-		return nil, fmt.Errorf("parsing the loopback allowance: %w", err)
+		return probing.ProberOptions{}, fmt.Errorf("parsing the loopback allowance: %w", err)
 	}
-	return probing.NewHTTPProber(probing.ProberOptions{
+	return probing.ProberOptions{
 		UserAgent: "webchecker (shard bench)",
 		Egress:    egress.NewPolicy(egress.Options{Allow: allow}),
-	}), nil
+	}, nil
 }
 
 // expectedStatus is the status code the target answers and every tool is
 // told to expect.
 const expectedStatus = 200
 
+// The Secret the https check's CA comes from (handed over by
+// caSecrets, not read from an API server).
+const (
+	caSecretName = "bench-ca"
+	caSecretKey  = "ca.crt"
+)
+
 // checkFor builds the Check of a WebChecker namespace/name probing url
 // every interval, as the reconciler does (checkspec.CheckFor), with the
 // API's defaults but for two fields: the timeout, which must stay below
 // the interval (the default 1s, or half an interval below 2s), and
-// ReuseConnections.
-func checkFor(namespace, name, url string, interval time.Duration, reuse bool) (scheduler.Check, error) {
+// ReuseConnections. An https url trusts ca, through spec.tls.caSecretRef.
+func checkFor(namespace, name, url string, interval time.Duration, reuse bool, ca []byte) (scheduler.Check, error) {
 	wc := &webcheckerv1alpha1.WebChecker{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Generation: 1},
 		Spec: webcheckerv1alpha1.WebCheckerSpec{
@@ -54,11 +81,26 @@ func checkFor(namespace, name, url string, interval time.Duration, reuse bool) (
 			ReuseConnections:    reuse,
 		},
 	}
-	c, err := checkspec.CheckFor(wc, nil)
+	if strings.HasPrefix(url, "https://") {
+		wc.Spec.TLS = &webcheckerv1alpha1.TLSOptions{
+			CASecretRef: &webcheckerv1alpha1.SecretKeySelector{Name: caSecretName, Key: caSecretKey},
+		}
+	}
+	c, err := checkspec.CheckFor(wc, caSecrets(ca))
 	if err != nil {
 		return scheduler.Check{}, fmt.Errorf("building the check of %s/%s: %w", namespace, name, err)
 	}
 	return c, nil
+}
+
+// caSecrets hands over ca as the only Secret key there is.
+func caSecrets(ca []byte) checkspec.SecretValues {
+	return func(name, key string) ([]byte, error) {
+		if name == caSecretName && key == caSecretKey && ca != nil {
+			return ca, nil
+		}
+		return nil, fmt.Errorf("secret %s key %s: %w", name, key, checkspec.ErrMissingKey)
+	}
 }
 
 // probeTimeout is the timeout of checks probed every interval: the API's
@@ -88,9 +130,9 @@ func (r loopResult) probesPerSecond() float64 { return perSecond(float64(r.ok), 
 // process's CPU.
 func (r loopResult) probesPerCPUSecond() float64 { return perSecond(float64(r.ok), r.cpu) }
 
-// runProber drives the prober with cfg.concurrency goroutines calling
-// Probe back to back for cfg.duration, against the target, over fresh
-// connections or kept-alive ones (reuse). The CPU measured is this
+// runProber drives the HTTP prober with cfg.concurrency goroutines
+// calling Probe back to back for cfg.duration, against the target, over
+// fresh connections or kept-alive ones (reuse). The CPU measured is this
 // process's own.
 func runProber(cfg config, tgt *target, reuse bool) (loopResult, error) {
 	p, err := newManagerProber()
@@ -98,16 +140,61 @@ func runProber(cfg config, tgt *target, reuse bool) (loopResult, error) {
 		return loopResult{}, err
 	}
 	defer p.CloseIdleConnections()
-	check, err := checkFor("bench", "prober", tgt.url(), cfg.interval, reuse)
+	check, err := checkFor("bench", "prober", tgt.url(), cfg.interval, reuse, nil)
 	if err != nil {
 		return loopResult{}, err
 	}
+	return proberLoop(p, []scheduler.Check{check}, cfg.concurrency, cfg.duration, tgt)
+}
+
+// runProberTLS drives the HTTP prober as runProber does, over https with
+// a fresh TLS connection per probe.
+func runProberTLS(cfg config, tgt *target) (loopResult, error) {
+	p, err := newManagerProber()
+	if err != nil {
+		return loopResult{}, err
+	}
+	defer p.CloseIdleConnections()
+	check, err := checkFor("bench", "prober-tls", tgt.tlsURL(), cfg.interval, false, tgt.ca)
+	if err != nil {
+		return loopResult{}, err
+	}
+	return proberLoop(p, []scheduler.Check{check}, cfg.concurrency, cfg.duration, tgt)
+}
+
+// runSpread drives the prober as cmd/manager uses it, probing.NewProber
+// (the prober of every kind) with newManagerProber's options, with
+// cfg.spreadConcurrency goroutines over the target's spread addresses in
+// turn, fresh connections.
+func runSpread(cfg config, tgt *target) (loopResult, error) {
+	p, err := newKindProber()
+	if err != nil {
+		return loopResult{}, err
+	}
+	defer p.CloseIdleConnections()
+	var checks []scheduler.Check
+	for i, u := range tgt.spreadURLs() {
+		c, err := checkFor("bench", fmt.Sprintf("spread-%d", i), u, cfg.interval, false, nil)
+		if err != nil {
+			return loopResult{}, err
+		}
+		checks = append(checks, c)
+	}
+	return proberLoop(p, checks, cfg.spreadConcurrency, cfg.duration, tgt)
+}
+
+// proberLoop drives p with concurrency goroutines probing checks in turn,
+// back to back for d, and measures this process's CPU meanwhile.
+func proberLoop(p probing.Prober, checks []scheduler.Check, concurrency int, d time.Duration, tgt *target) (loopResult, error) {
 	ctx := context.Background()
 	m, err := startMeter(tgt, procstat.Self)
 	if err != nil {
 		return loopResult{}, err
 	}
-	c := closedLoop(cfg.concurrency, cfg.duration, func() bool { return p.Probe(ctx, check.Target).Success })
+	var next atomic.Uint64
+	c := closedLoop(concurrency, d, func() bool {
+		return p.Probe(ctx, checks[next.Add(1)%uint64(len(checks))].Target).Success
+	})
 	u, err := m.stop()
 	if err != nil {
 		return loopResult{}, err

@@ -18,10 +18,15 @@ const (
 // results are the figures of every phase.
 type results struct {
 	fresh, reuse, blackbox loopResult
-	blackboxDriverCPU      time.Duration
-	wrk                    wrkResult
-	schedule               scheduleResult
-	offered                float64 // the scheduler phase's probes/s
+	// tlsProber and tlsBlackbox probe over https, a fresh TLS connection
+	// per probe; spreadProber and spreadBlackbox over the spread
+	// addresses.
+	tlsProber, tlsBlackbox       loopResult
+	spreadProber, spreadBlackbox loopResult
+	blackboxDriverCPU            time.Duration
+	wrk                          wrkResult
+	schedule                     scheduleResult
+	offered                      float64 // the scheduler phase's probes/s
 }
 
 // Section titles, also checked by the smoke test.
@@ -32,8 +37,19 @@ const (
 	sectionSchedule = "scheduler (real prober, fresh connections)"
 )
 
+// sectionTLS is the title of the https section of cfg.
+func sectionTLS(cfg config) string {
+	return fmt.Sprintf("https, a fresh TLS connection per probe: %d in flight, 1 address (closed loop)", cfg.concurrency)
+}
+
+// sectionSpread is the title of the spread section of cfg.
+func sectionSpread(cfg config) string {
+	return fmt.Sprintf("probing.NewProber, fresh connections: %d in flight over %d addresses, %s (closed loop)",
+		cfg.spreadConcurrency, cfg.spreadAddresses, spreadRange(cfg.spreadAddresses))
+}
+
 // addRows adds the sections of r to rep.
-func (r results) addRows(rep *report.Report) {
+func (r results) addRows(rep *report.Report, cfg config) {
 	bbRate := r.blackbox.probesPerCPUSecond()
 	rep.Add(sectionProber,
 		report.Row{Name: "probes/s, fresh connection", Value: r.fresh.probesPerSecond(), Unit: "probes/s"},
@@ -55,8 +71,35 @@ func (r results) addRows(rep *report.Report) {
 		report.Row{Name: "driver CPU (the bench's clients, not counted)", Value: cores(r.blackboxDriverCPU, r.blackbox.wall), Unit: "cores"},
 		report.Row{Name: "target server CPU", Value: cores(r.blackbox.target.cpu, r.blackbox.wall), Unit: "cores"},
 	)
+	// The handshake's cryptography is most of an https probe, for both:
+	// no goal on the ratio.
+	addVersusRows(rep, sectionTLS(cfg), r.tlsProber, r.tlsBlackbox, 0)
+	addVersusRows(rep, sectionSpread(cfg), r.spreadProber, r.spreadBlackbox, goalFreshVsBlackbox)
 	r.addWrkRows(rep)
 	r.addScheduleRows(rep)
+}
+
+// addVersusRows adds a section of the prober beside the exporter in the
+// same configuration; goal, when not 0, is the least ratio of probes per
+// CPU-second.
+func addVersusRows(rep *report.Report, title string, prober, blackbox loopResult, goal float64) {
+	bbRate := blackbox.probesPerCPUSecond()
+	perCPU := compared("webchecker probes per CPU-second", prober.probesPerCPUSecond(), "probes/CPU-s", "blackbox exporter", bbRate, goal)
+	if goal == 0 {
+		perCPU.Goal, perCPU.Met = "", nil
+	}
+	rep.Add(title,
+		report.Row{Name: "webchecker probes/s", Value: prober.probesPerSecond(), Unit: "probes/s", Reference: "blackbox exporter probes/s", Ratio: ratio(prober.probesPerSecond(), blackbox.probesPerSecond())},
+		perCPU,
+		report.Row{Name: "webchecker failed probes", Value: float64(prober.failed), Unit: "probes"},
+		report.Row{Name: "webchecker connections per probe", Value: prober.connsPerCall(), Unit: "conns"},
+		report.Row{Name: "blackbox exporter probes/s with probe_success 1", Value: blackbox.probesPerSecond(), Unit: "probes/s"},
+		report.Row{Name: "blackbox exporter probes per CPU-second (exporter process only)", Value: bbRate, Unit: "probes/CPU-s"},
+		report.Row{Name: "blackbox exporter failed probes", Value: float64(blackbox.failed), Unit: "probes"},
+		report.Row{Name: "blackbox exporter connections per probe", Value: blackbox.connsPerCall(), Unit: "conns"},
+		report.Row{Name: "target server CPU, webchecker phase", Value: cores(prober.target.cpu, prober.wall), Unit: "cores"},
+		report.Row{Name: "target server CPU, exporter phase", Value: cores(blackbox.target.cpu, blackbox.wall), Unit: "cores"},
+	)
 }
 
 func (r results) addWrkRows(rep *report.Report) {

@@ -88,7 +88,7 @@ func runSchedule(ctx context.Context, cfg config, tgt *target) (scheduleResult, 
 	checks := make([]scheduler.Check, cfg.checks)
 	for i := range checks {
 		ns := fmt.Sprintf("bench-%d", i%scheduleNamespaces)
-		if checks[i], err = checkFor(ns, fmt.Sprintf("check-%d", i), tgt.url(), cfg.interval, false); err != nil {
+		if checks[i], err = checkFor(ns, fmt.Sprintf("check-%d", i), tgt.url(), cfg.interval, false, nil); err != nil {
 			return scheduleResult{}, err
 		}
 	}
