@@ -34,6 +34,18 @@ func newDialer(opts ProberOptions) *net.Dialer {
 	return d
 }
 
+// resolvingWith returns d, or, when server (a target's DNSServer) is not
+// empty, a copy of d whose names are resolved by server, every query's
+// connection judged by d's egress policy.
+func resolvingWith(d *net.Dialer, server string) *net.Dialer {
+	if server == "" {
+		return d
+	}
+	own := *d
+	own.Resolver = resolverAsking(server, d.ControlContext)
+	return &own
+}
+
 // withEgressAllowance returns ctx carrying t's egress allowance
 // (Target.EgressAllow), which the dialer's policy reads at every
 // connection made with it.
@@ -63,6 +75,7 @@ func dialTCP(ctx context.Context, d *net.Dialer, family IPFamily, addr string) (
 // at the first read or write is timing, so it shows at the read or write.
 func dialTarget(ctx context.Context, d *net.Dialer, t *builtTarget, addr string) (net.Conn, error) {
 	ctx = withEgressAllowance(ctx, t)
+	d = resolvingWith(d, t.DNSServer)
 	if t.Proxy != nil {
 		return dialThroughProxy(ctx, d, t.IPFamily, *t.Proxy, nil, addr)
 	}

@@ -178,7 +178,7 @@ func (p *DNSProber) dial(ctx context.Context, t *builtTarget, addr string) (net.
 	case IPFamilyIPv6:
 		network = "udp6"
 	}
-	return p.dialer.DialContext(withEgressAllowance(ctx, t), network, addr)
+	return resolvingWith(p.dialer, t.DNSServer).DialContext(withEgressAllowance(ctx, t), network, addr)
 }
 
 // exchangeUDP sends q in one datagram and returns the first response with
@@ -242,7 +242,7 @@ func (p *DNSProber) failure(ctx, probeCtx context.Context, t *builtTarget, q *dn
 		return Result{Reason: ReasonTimeout, Message: q.prefix + "timeout after " + t.Timeout.String()}
 	}
 	host, _, _ := net.SplitHostPort(q.addr)
-	scope := textScope{dnsServer: p.opts.DNSServer, addr: q.addr, names: []string{host}}
+	scope := textScope{dnsServer: p.opts.dnsServerOf(t), addr: q.addr, names: []string{host}}
 	return Result{Reason: classify(err), Message: q.prefix + errorText(err, scope)}
 }
 

@@ -54,7 +54,7 @@ func (p *HTTPProber) failure(ctx, probeCtx context.Context, t *builtTarget, u *u
 		return Result{Reason: reason, Message: prefix + msgClosedBeforeAnswer}
 	}
 	scope := textScope{
-		dnsServer:  p.opts.DNSServer,
+		dnsServer:  p.opts.dnsServerOf(t),
 		addr:       webHostPort(u),
 		names:      append([]string{u.Hostname(), t.TLS.ServerName}, hostHeaders(t)...),
 		redirected: redirected,

@@ -218,7 +218,7 @@ func (p *GRPCProber) failure(ctx, probeCtx context.Context, t *builtTarget, addr
 			return Result{Reason: reason, Message: msgClosedBeforeAnswer}
 		}
 		host, _, _ := net.SplitHostPort(addr)
-		scope := textScope{dnsServer: p.opts.DNSServer, addr: addr, names: []string{host, t.TLS.ServerName}}
+		scope := textScope{dnsServer: p.opts.dnsServerOf(t), addr: addr, names: []string{host, t.TLS.ServerName}}
 		return Result{Reason: reason, Message: errorText(cerr, scope)}
 	}
 	if rec.closedSilently.Load() {

@@ -64,6 +64,15 @@ type ProberOptions struct {
 }
 
 // withDefaults returns o with every unset field set to its default.
+// dnsServerOf is the DNS server that resolves t's names: its own, or
+// the prober's; empty for the system resolver.
+func (o ProberOptions) dnsServerOf(t *builtTarget) string {
+	if t.DNSServer != "" {
+		return t.DNSServer
+	}
+	return o.DNSServer
+}
+
 func (o ProberOptions) withDefaults() ProberOptions {
 	if o.BodyLimit <= 0 {
 		o.BodyLimit = DefaultBodyLimit
@@ -130,6 +139,7 @@ func NewHTTPProber(opts ProberOptions) *HTTPProber {
 		if key.reuseConnections {
 			dialer = keptAlive
 		}
+		dialer = resolvingWith(dialer, key.dnsServer)
 		tlsConfig, err := TLSOptions{
 			InsecureSkipVerify: key.insecureSkipVerify,
 			ServerName:         key.serverName,

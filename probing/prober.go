@@ -3,6 +3,7 @@ package probing
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"time"
 )
 
@@ -11,6 +12,7 @@ import (
 type KindProber struct {
 	http   *HTTPProber
 	byKind map[Kind]Prober
+	opts   ProberOptions
 }
 
 var _ Prober = (*KindProber)(nil)
@@ -21,6 +23,7 @@ var _ Prober = (*KindProber)(nil)
 func NewProber(opts ProberOptions) *KindProber {
 	http := NewHTTPProber(opts)
 	return &KindProber{
+		opts: opts,
 		http: http,
 		byKind: map[Kind]Prober{
 			KindHTTP: http,
@@ -44,7 +47,26 @@ func (p *KindProber) Probe(ctx context.Context, t Target) Result {
 		}
 		return finish(Result{Reason: ReasonInvalidTarget, Message: msg}, start)
 	}
+	if denied, ok := p.deniedDNSServer(t); ok {
+		return denied
+	}
 	return prober.Probe(ctx, t)
+}
+
+// deniedDNSServer returns the result of a probe of t whose own DNS
+// server (TargetSpec.DNSServer) the egress policy denies, and true; false
+// when t has none or it is allowed. The check comes before the probe, so
+// that the failure names the DNS server instead of a lookup that failed.
+func (p *KindProber) deniedDNSServer(t Target) (Result, bool) {
+	if p.opts.Egress == nil || t.b.DNSServer == "" {
+		return Result{}, false
+	}
+	start := time.Now()
+	server := netip.MustParseAddrPort(t.b.DNSServer) // checked by NewTarget
+	if err := p.opts.Egress.CheckAllowing(server.Addr(), t.b.EgressAllow); err != nil {
+		return finish(Result{Reason: ReasonEgressDenied, Message: "DNS server " + t.b.DNSServer + ": " + err.Error()}, start), true
+	}
+	return Result{}, false
 }
 
 // CloseIdleConnections closes the keep-alive connections that are not in

@@ -89,6 +89,14 @@ type TargetSpec struct {
 	// the policy is; targets with different allowances never share a
 	// connection.
 	EgressAllow []netip.Prefix
+	// DNSServer, when not empty, is the DNS server (an IP address and a
+	// port, such as 127.0.0.53:53 or [::1]:53) that resolves the names of
+	// this target's probes instead of ProberOptions.DNSServer. The egress
+	// policy judges it with the target's EgressAllow: a KindProber fails
+	// every probe of a target whose DNS server it denies with
+	// ReasonEgressDenied, and the resolver's own connections are checked
+	// too.
+	DNSServer string
 }
 
 // methods are the HTTP methods a Target may use, expectedMethods the same
@@ -107,6 +115,11 @@ func (s *TargetSpec) checkOptions(kind Kind) error {
 	case IPFamilyAny, IPFamilyIPv4, IPFamilyIPv6:
 	default:
 		return fmt.Errorf("unknown IP family %q (expected IPv4, IPv6 or empty)", string(s.IPFamily))
+	}
+	if s.DNSServer != "" {
+		if err := checkDNSServer(s.DNSServer); err != nil {
+			return err
+		}
 	}
 	if s.TCP != nil {
 		if kind != KindTCP && kind != KindTLS {
@@ -169,6 +182,15 @@ func (s *TargetSpec) checkOptions(kind Kind) error {
 		if err := m.check(); err != nil {
 			return fmt.Errorf("body match: %w", err)
 		}
+	}
+	return nil
+}
+
+// checkDNSServer reports why server is not an IP address and a port.
+func checkDNSServer(server string) error {
+	ap, err := netip.ParseAddrPort(server)
+	if err != nil || ap.Port() == 0 || ap.Addr().Zone() != "" {
+		return fmt.Errorf("DNS server %q is not an IP address and a port, such as 192.0.2.53:53 or [2001:db8::53]:53", server)
 	}
 	return nil
 }

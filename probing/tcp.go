@@ -163,6 +163,6 @@ func (p *TCPProber) failure(ctx, probeCtx context.Context, t *builtTarget, op st
 		return Result{Reason: reason, Message: prefix + msgClosedBeforeAnswer}
 	}
 	host, _, _ := net.SplitHostPort(t.addr)
-	scope := textScope{dnsServer: p.opts.DNSServer, addr: t.addr, names: []string{host, t.TLS.ServerName}}
+	scope := textScope{dnsServer: p.opts.dnsServerOf(t), addr: t.addr, names: []string{host, t.TLS.ServerName}}
 	return Result{Reason: reason, Message: prefix + errorText(err, scope)}
 }

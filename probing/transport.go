@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -29,6 +30,8 @@ type transportKey struct {
 	// egressAllow is the target's EgressAllow: a connection dialled with
 	// one namespace's allowance is not reused for another's probes.
 	egressAllow string
+	// dnsServer is the target's DNSServer: its names are resolved by it.
+	dnsServer string
 }
 
 func keyOf(t *TargetSpec) transportKey {
@@ -39,6 +42,7 @@ func keyOf(t *TargetSpec) transportKey {
 		minVersion:         t.TLS.MinVersion,
 		family:             t.IPFamily,
 		reuseConnections:   t.ReuseConnections,
+		dnsServer:          t.DNSServer,
 	}
 	if len(t.EgressAllow) > 0 {
 		k.egressAllow = fmt.Sprint(t.EgressAllow)
@@ -147,10 +151,18 @@ func NewResolver(server string) *net.Resolver {
 	if server == "" {
 		return nil
 	}
+	return resolverAsking(server, nil)
+}
+
+// resolverAsking returns a resolver that sends every DNS query to server
+// (host:port), each connection to it judged by control (the egress
+// policy's ControlContext, given the lookup's context and so the probe's
+// egress allowance); nil control judges nothing.
+func resolverAsking(server string, control func(ctx context.Context, network, address string, c syscall.RawConn) error) *net.Resolver {
 	return &net.Resolver{
 		PreferGo: true, // only the Go resolver honours Dial
 		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
+			d := net.Dialer{ControlContext: control}
 			return d.DialContext(ctx, network, server)
 		},
 	}

@@ -231,6 +231,19 @@ type WebCheckerSpec struct {
 	// +kubebuilder:validation:Enum=IPv4;IPv6;Any
 	IPFamily IPFamily `json:"ipFamily,omitempty"`
 
+	// DNSServer is the DNS server that resolves this checker's names (its
+	// host, a dns checker's server, a proxy's host, redirect targets)
+	// instead of the operator's --dns-server: an IP address, with a port
+	// or without (53), such as 10.96.0.10, 10.96.0.10:5353 or
+	// [2001:db8::53]:53. The egress policy judges it as it judges
+	// targets: a server it denies fails every probe with reason
+	// EgressDenied.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=64
+	// +kubebuilder:validation:XValidation:rule="isIP(self) || (self.matches(r'^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+):[0-9]{1,5}$') && isIP(self.startsWith('[') ? self.substring(1, self.lastIndexOf(']')) : self.substring(0, self.lastIndexOf(':'))) && int(self.substring(self.lastIndexOf(':') + 1)) >= 1 && int(self.substring(self.lastIndexOf(':') + 1)) <= 65535)",message="dnsServer must be an IP address with an optional port, such as 10.96.0.10, 10.96.0.10:5353 or [2001:db8::53]:53"
+	DNSServer string `json:"dnsServer,omitempty"`
+
 	// Suspend stops probing the checker while true: no probes are sent, no
 	// per-checker metrics are exported, and Ready is Unknown with reason
 	// Suspended. Setting it back to false resumes probing at once.

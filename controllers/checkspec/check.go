@@ -87,6 +87,9 @@ func (b CheckBuilder) CheckForIn(ns *corev1.Namespace, wc *webcheckerv1alpha1.We
 		Timeout:           timeout,
 		CertExpiryWarning: webcheckerv1alpha1.DefaultCertExpiryWarning,
 	}
+	if target.DNSServer, err = DNSServerAddress(spec.DNSServer); err != nil {
+		return scheduler.Check{}, fmt.Errorf("invalid target: %w", err)
+	}
 	switch spec.IPFamily {
 	case webcheckerv1alpha1.IPFamilyIPv4:
 		target.IPFamily = probing.IPFamilyIPv4
