@@ -124,6 +124,11 @@ func certificateCondition(o *scheduler.Outcome, target probing.Target) metav1.Co
 	case !expiry.After(o.Time):
 		c.Status, c.Reason = metav1.ConditionFalse, webcheckerv1alpha1.ReasonCertificateExpired
 		c.Message = fmt.Sprintf("The certificate chain expired at %s", expiry.UTC().Format(time.RFC3339))
+	case o.Result.Certificate != nil && !o.Result.Certificate.Verified && o.Result.Reason == probing.ReasonTLSError:
+		// Verification failed (and not for the validity period): the
+		// expiry is the presented chain's.
+		c.Status, c.Reason = metav1.ConditionFalse, webcheckerv1alpha1.ReasonCertificateNotVerified
+		c.Message = fmt.Sprintf("The certificate chain failed verification (the Ready condition says why); it expires at %s", expiry.UTC().Format(time.RFC3339))
 	case o.Result.CertificateWarning != "":
 		// The prober's own judgement, with its message naming the
 		// certificate.

@@ -100,14 +100,16 @@ func TestCertificateCondition(t *testing.T) {
 		wantStatus metav1.ConditionStatus
 		wantReason string
 	}{
-		"plain HTTP":                    {target("http://example.com/", 0), answered, metav1.ConditionUnknown, "NotApplicable"},
-		"no TLS response":               {https, probing.Result{Reason: probing.ReasonTLSError}, metav1.ConditionUnknown, "NoCertificate"},
-		"valid":                         {https, withExpiry(answered, expiry(30*24*time.Hour)), metav1.ConditionTrue, "Valid"},
-		"expiring, as the prober says":  {https, withExpiry(expiring, expiry(24*time.Hour)), metav1.ConditionFalse, "ExpiringSoon"},
-		"expiring, behind a 500":        {https, withExpiry(probing.Result{Reason: probing.ReasonUnexpectedStatus, StatusCode: 500}, expiry(24*time.Hour)), metav1.ConditionFalse, "ExpiringSoon"},
-		"expired, verification skipped": {https, withExpiry(expiring, expiry(-time.Hour)), metav1.ConditionFalse, "Expired"},
-		"warning off":                   {target("https://example.com/", 0), withExpiry(answered, expiry(time.Hour)), metav1.ConditionTrue, "Valid"},
-		"redirected to https":           {target("http://example.com/", time.Hour), withExpiry(answered, expiry(48*time.Hour)), metav1.ConditionTrue, "Valid"},
+		"plain HTTP":                     {target("http://example.com/", 0), answered, metav1.ConditionUnknown, "NotApplicable"},
+		"no TLS response":                {https, probing.Result{Reason: probing.ReasonTLSError}, metav1.ConditionUnknown, "NoCertificate"},
+		"valid":                          {https, withExpiry(answered, expiry(30*24*time.Hour)), metav1.ConditionTrue, "Valid"},
+		"expiring, as the prober says":   {https, withExpiry(expiring, expiry(24*time.Hour)), metav1.ConditionFalse, "ExpiringSoon"},
+		"expiring, behind a 500":         {https, withExpiry(probing.Result{Reason: probing.ReasonUnexpectedStatus, StatusCode: 500}, expiry(24*time.Hour)), metav1.ConditionFalse, "ExpiringSoon"},
+		"expired, verification skipped":  {https, withExpiry(expiring, expiry(-time.Hour)), metav1.ConditionFalse, "Expired"},
+		"warning off":                    {target("https://example.com/", 0), withExpiry(answered, expiry(time.Hour)), metav1.ConditionTrue, "Valid"},
+		"untrusted, verification failed": {https, withExpiry(probing.Result{Reason: probing.ReasonTLSError, Certificate: &probing.Certificate{}}, expiry(30*24*time.Hour)), metav1.ConditionFalse, "NotVerified"},
+		"expired, verification failed":   {https, withExpiry(probing.Result{Reason: probing.ReasonTLSError, Certificate: &probing.Certificate{}}, expiry(-time.Hour)), metav1.ConditionFalse, "Expired"},
+		"redirected to https":            {target("http://example.com/", time.Hour), withExpiry(answered, expiry(48*time.Hour)), metav1.ConditionTrue, "Valid"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

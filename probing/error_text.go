@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/networkio/webchecker/probing/egress"
 )
@@ -57,8 +58,9 @@ const msgRedirectAddr = "(a redirect's address)"
 // sense in fixed words, the names and addresses the user wrote (see
 // textScope) and numbers; an error it does not know becomes msgWithheld.
 // The text is also stable: no ephemeral port, no resolved address of
-// the target's name, no current time, no HTTP/2 stream number, so that a
-// failure that persists keeps the same Result message.
+// the target's name, no current time (a certificate's validity is counted
+// in whole days), no HTTP/2 stream number, so that a failure that
+// persists keeps the same Result message (for a day at least).
 func errorText(err error, s textScope) string {
 	return s.text(err, 0)
 }
@@ -104,7 +106,7 @@ func (s textScope) text(err error, depth int) string {
 	case *net.AddrError:
 		return "address: " + e.Err
 	case *tls.CertificateVerificationError:
-		return "tls: failed to verify certificate: " + s.text(e.Err, depth+1)
+		return "tls: failed to verify certificate: " + s.verificationText(e, depth, time.Now())
 	}
 	if text, ok := s.certText(err); ok {
 		return text

@@ -59,7 +59,7 @@ func (p *HTTPProber) failure(ctx, probeCtx context.Context, t *builtTarget, u *u
 		names:      append([]string{u.Hostname(), t.TLS.ServerName}, hostHeaders(t)...),
 		redirected: redirected,
 	}
-	return Result{Reason: reason, Message: prefix + errorText(cause, scope)}
+	return withUnverifiedChain(Result{Reason: reason, Message: prefix + errorText(cause, scope)}, cause)
 }
 
 // hostHeaders returns the values of t's Host headers.

@@ -120,6 +120,7 @@ func (p *GRPCProber) probe(ctx context.Context, t *builtTarget, start time.Time)
 			expiry := cert.NotAfter
 			res.CertificateExpiry = &expiry
 		}
+		setPresentedCertificate(&res, state)
 	}
 	if res.Success && t.Judge != nil {
 		answer := &Answer{
@@ -219,7 +220,7 @@ func (p *GRPCProber) failure(ctx, probeCtx context.Context, t *builtTarget, addr
 		}
 		host, _, _ := net.SplitHostPort(addr)
 		scope := textScope{dnsServer: p.opts.dnsServerOf(t), addr: addr, names: []string{host, t.TLS.ServerName}}
-		return Result{Reason: reason, Message: errorText(cerr, scope)}
+		return withUnverifiedChain(Result{Reason: reason, Message: errorText(cerr, scope)}, cerr)
 	}
 	if rec.closedSilently.Load() {
 		return Result{Reason: ReasonConnectionFailed, Message: msgClosedBeforeAnswer}

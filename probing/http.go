@@ -340,6 +340,7 @@ func judge(ctx context.Context, t *builtTarget, resp *http.Response, body []byte
 			expiry := cert.NotAfter
 			res.CertificateExpiry = &expiry
 		}
+		setPresentedCertificate(&res, resp.TLS)
 	}
 	var matched bool
 	var matchErr error

@@ -118,7 +118,8 @@ type Result struct {
 	// are bounded: valid UTF-8 of at most MaxMessageBytes bytes (see
 	// BoundMessage). No message holds a byte the target (or a proxy) sent:
 	// not its body, headers, reason phrase, redirect locations, reply,
-	// certificate names, DNS records or gRPC status message; errors whose
+	// certificate names (but for the printable name of an unknown
+	// authority: see Certificate), DNS records or gRPC status message; errors whose
 	// texts quote them are described in fixed words (see errorText). Only
 	// what the user wrote (URL, names, patterns, expected codes) and
 	// numbers (status codes, byte counts) appear.
@@ -135,7 +136,8 @@ type Result struct {
 	// its earliest expiry (NotAfter): certificates the server sent that no
 	// verified chain needs do not count. Without verification
 	// (InsecureSkipVerify) it is the expiry of the server's own (leaf)
-	// certificate. It backs status.certificateExpiry and the
+	// certificate; when verification failed, the earliest expiry of the
+	// certificates the server sent. It backs status.certificateExpiry and the
 	// probe_ssl_earliest_cert_expiry metric.
 	CertificateExpiry *time.Time
 	// CertificateWarning, when not empty, says which certificate of the
@@ -146,6 +148,13 @@ type Result struct {
 	// a successful probe, which it does not fail: the server answers, and
 	// certificate validity is judged on its own.
 	CertificateWarning string
+	// Certificate describes the server's own certificate when the probe
+	// shook hands, or when verification of the chain it presented failed
+	// (then with Verified false, and CertificateExpiry the earliest expiry
+	// of the certificates it sent); nil otherwise. Like Duration, it is not
+	// part of the outcome (SameOutcome): a certificate renewed with the
+	// same expiry changes no status.
+	Certificate *Certificate
 	// Phases is how long each phase of the HTTP exchange took; phases that
 	// did not happen are absent. Empty when the prober does not measure
 	// phases. Like Duration, it is not part of the outcome (SameOutcome).

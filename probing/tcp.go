@@ -127,6 +127,7 @@ func setCertificateExpiry(res *Result, state *tls.ConnectionState) *x509.Certifi
 		expiry := cert.NotAfter
 		res.CertificateExpiry = &expiry
 	}
+	setPresentedCertificate(res, state)
 	return cert
 }
 
@@ -164,5 +165,5 @@ func (p *TCPProber) failure(ctx, probeCtx context.Context, t *builtTarget, op st
 	}
 	host, _, _ := net.SplitHostPort(t.addr)
 	scope := textScope{dnsServer: p.opts.dnsServerOf(t), addr: t.addr, names: []string{host, t.TLS.ServerName}}
-	return Result{Reason: reason, Message: prefix + errorText(err, scope)}
+	return withUnverifiedChain(Result{Reason: reason, Message: prefix + errorText(err, scope)}, err)
 }

@@ -416,8 +416,10 @@ func TestTLSProberCertificateExpiry(t *testing.T) {
 	res = probe(t.Context(), prober, probing.TargetSpec{URL: tcpURL("tls", "healthy.test", srv), Timeout: relaxedTimeout,
 		TLS: probing.TLSOptions{RootCAs: expired.PEM}})
 	assert.Equal(t, probing.ReasonTLSError, res.Reason, "%+v", res)
-	assert.Contains(t, res.Message, "x509: certificate has expired or is not yet valid")
+	assert.Contains(t, res.Message, "x509: the server's certificate expired at "+expired.X509.NotAfter.UTC().Format(time.RFC3339)+" (1 day ago)")
 	assert.NotContains(t, res.Message, "current time", "stable message")
+	require.NotNil(t, res.CertificateExpiry, "a certificate that failed verification still has an expiry")
+	assert.True(t, res.CertificateExpiry.Equal(expired.X509.NotAfter))
 	res = probe(t.Context(), prober, probing.TargetSpec{URL: tcpURL("tls", "healthy.test", srv), Timeout: relaxedTimeout,
 		TLS: probing.TLSOptions{InsecureSkipVerify: true}, CertExpiryWarning: day})
 	assert.True(t, res.Success, "%+v", res)

@@ -88,7 +88,10 @@ func TestHTTPProberPhases(t *testing.T) {
 			for phase, min := range tc.atLeast {
 				d, ok := res.Phases.Get(phase)
 				assert.True(t, ok, phase)
-				assert.GreaterOrEqual(t, d, min, phase)
+				// The client's clock starts a phase when its trace hook
+				// runs, which on loaded cores can be after the server has
+				// started its delay: allow a little of it to be missed.
+				assert.GreaterOrEqual(t, d, min-min/5, phase)
 			}
 		})
 	}

@@ -74,8 +74,14 @@ const (
 	// period (status False).
 	ReasonCertificateExpiringSoon = "ExpiringSoon"
 	// ReasonCertificateExpired: the chain has expired; only a probe that
-	// skips verification gets an answer from such a server (status False).
+	// skips verification gets an answer from such a server, the others
+	// fail with TLSError (status False).
 	ReasonCertificateExpired = "Expired"
+	// ReasonCertificateNotVerified: the chain the server presented failed
+	// verification for another reason than its validity period (an
+	// unknown authority, a name it is not valid for, ...; status False;
+	// Ready says why).
+	ReasonCertificateNotVerified = "NotVerified"
 	// ReasonCertificateNotApplicable: the latest probe used no TLS (plain
 	// http, tcp, grpc or dns; status Unknown).
 	ReasonCertificateNotApplicable = "NotApplicable"

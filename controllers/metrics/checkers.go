@@ -207,10 +207,24 @@ func (c *checkerCollector) newCheckerFamilies(extra []string) []checkerFamily {
 				yield(failureLabel, float64(r.state.Counts.Failures))
 			}),
 		probe(fqName("probe_ssl_earliest_cert_expiry"),
-			"Earliest expiry (NotAfter, Unix time) of the certificates the checker's server presented in the latest probe by this replica; absent for plain HTTP and when no TLS response was received.",
+			"Earliest expiry (NotAfter, Unix time) of the certificates the checker's server presented in the latest probe by this replica (of its verified chain; of all it sent when verification failed); absent for plain HTTP and when no certificate was received.",
 			prometheus.GaugeValue, nil, func(r *checkerRow, yield func([]string, float64)) {
 				if expiry := r.state.Outcome.Result.CertificateExpiry; expiry != nil {
 					yield(nil, float64(expiry.Unix()))
+				}
+			}),
+		probe(fqName("probe_ssl_last_chain_info"),
+			"1 for the certificate the checker's server presented for itself in the latest probe by this replica, verified or not, as the blackbox exporter's: its SHA-256 fingerprint, serial number, and the common names of its issuer and subject when they are short printable names (empty otherwise); absent without a certificate.",
+			prometheus.GaugeValue, []string{"fingerprint_sha256", "serialnumber", "issuer", "subject"}, func(r *checkerRow, yield func([]string, float64)) {
+				if c := r.state.Outcome.Result.Certificate; c != nil {
+					yield([]string{c.FingerprintSHA256, c.SerialNumber, c.Issuer, c.Subject}, 1)
+				}
+			}),
+		probe(fqName("probe_ssl_cert_not_before"),
+			"Start of validity (NotBefore, Unix time) of the certificate the checker's server presented for itself in the latest probe by this replica, verified or not; absent without a certificate.",
+			prometheus.GaugeValue, nil, func(r *checkerRow, yield func([]string, float64)) {
+				if c := r.state.Outcome.Result.Certificate; c != nil {
+					yield(nil, float64(c.NotBefore.Unix()))
 				}
 			}),
 		shardGauge(prometheus.BuildFQName(Namespace, "shard", "owned_checkers"),

@@ -6,7 +6,9 @@
 //     labels). The probe series, webchecker_probe_success,
 //     webchecker_probe_duration_seconds, webchecker_probe_http_status_code,
 //     webchecker_probe_last_run_timestamp_seconds,
-//     webchecker_probe_ssl_earliest_cert_expiry (https only) and
+//     webchecker_probe_ssl_earliest_cert_expiry,
+//     webchecker_probe_ssl_last_chain_info and
+//     webchecker_probe_ssl_cert_not_before (over TLS only) and
 //     webchecker_probes_total{result}, are exported by every replica that
 //     probes the checker (its vantage points: spec.vantagePoints of them,
 //     the owner alone by default), each labelled with its shard and zone.

@@ -137,6 +137,8 @@ var (
 	finished = time.Date(2026, 1, 1, 12, 0, 0, 500_000_000, time.UTC)
 	// certExpiry is when keyA's certificate expires: 1769904000.
 	certExpiry = time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)
+	// certStart is when keyA's certificate became valid: 1764547200.
+	certStart = time.Date(2025, 12, 1, 0, 0, 0, 0, time.UTC)
 )
 
 func state(key types.NamespacedName, res probing.Result, successes, failures uint64) scheduler.CheckState {
@@ -152,7 +154,8 @@ func newRegistered(t *testing.T) (*metrics.Metrics, *fakeSources, *prometheus.Re
 	t.Helper()
 	src := &fakeSources{
 		states: []scheduler.CheckState{
-			state(keyA, probing.Result{Success: true, Reason: probing.ReasonSucceeded, StatusCode: 200, Duration: 250 * time.Millisecond, CertificateExpiry: &certExpiry}, 7, 1),
+			state(keyA, probing.Result{Success: true, Reason: probing.ReasonSucceeded, StatusCode: 200, Duration: 250 * time.Millisecond, CertificateExpiry: &certExpiry,
+				Certificate: &probing.Certificate{NotBefore: certStart, NotAfter: certExpiry, FingerprintSHA256: "9f86d081", SerialNumber: "1f", Issuer: "Shop CA", Verified: true}}, 7, 1),
 			state(keyB, probing.Result{Reason: probing.ReasonConnectionFailed, Duration: 2 * time.Second}, 0, 3),
 			{Key: keyC},
 		},
@@ -192,9 +195,15 @@ webchecker_probe_http_status_code{name="search",namespace="shop",shard="a",zone=
 # TYPE webchecker_probe_last_run_timestamp_seconds gauge
 webchecker_probe_last_run_timestamp_seconds{name="payments",namespace="shop",shard="a",zone="zone-1"} 1.7672688005e+09
 webchecker_probe_last_run_timestamp_seconds{name="search",namespace="shop",shard="a",zone="zone-1"} 1.7672688005e+09
-# HELP webchecker_probe_ssl_earliest_cert_expiry Earliest expiry (NotAfter, Unix time) of the certificates the checker's server presented in the latest probe by this replica; absent for plain HTTP and when no TLS response was received.` + probeHelp + `
+# HELP webchecker_probe_ssl_cert_not_before Start of validity (NotBefore, Unix time) of the certificate the checker's server presented for itself in the latest probe by this replica, verified or not; absent without a certificate.` + probeHelp + `
+# TYPE webchecker_probe_ssl_cert_not_before gauge
+webchecker_probe_ssl_cert_not_before{name="payments",namespace="shop",shard="a",zone="zone-1"} 1.7645472e+09
+# HELP webchecker_probe_ssl_earliest_cert_expiry Earliest expiry (NotAfter, Unix time) of the certificates the checker's server presented in the latest probe by this replica (of its verified chain; of all it sent when verification failed); absent for plain HTTP and when no certificate was received.` + probeHelp + `
 # TYPE webchecker_probe_ssl_earliest_cert_expiry gauge
 webchecker_probe_ssl_earliest_cert_expiry{name="payments",namespace="shop",shard="a",zone="zone-1"} 1.769904e+09
+# HELP webchecker_probe_ssl_last_chain_info 1 for the certificate the checker's server presented for itself in the latest probe by this replica, verified or not, as the blackbox exporter's: its SHA-256 fingerprint, serial number, and the common names of its issuer and subject when they are short printable names (empty otherwise); absent without a certificate.` + probeHelp + `
+# TYPE webchecker_probe_ssl_last_chain_info gauge
+webchecker_probe_ssl_last_chain_info{fingerprint_sha256="9f86d081",issuer="Shop CA",name="payments",namespace="shop",serialnumber="1f",shard="a",subject="",zone="zone-1"} 1
 ` + checkerHeader + `webchecker_probe_success{name="payments",namespace="shop",shard="a",zone="zone-1"} 1
 webchecker_probe_success{name="search",namespace="shop",shard="a",zone="zone-1"} 0
 # HELP webchecker_probes_total Probes of the checker by this replica since it became one of its vantage points, by result (success or failure).` + probeHelp + `
