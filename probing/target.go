@@ -298,7 +298,7 @@ func (s *TargetSpec) equal(o *TargetSpec) bool {
 		s.CertExpiryWarning == o.CertExpiryWarning && s.IPFamily == o.IPFamily &&
 		s.ReuseConnections == o.ReuseConnections && s.TCP.equal(o.TCP) && s.GRPC == o.GRPC &&
 		s.DNS.equal(o.DNS) && judgeSource(s.Judge) == judgeSource(o.Judge) && equalPtr(s.Proxy, o.Proxy) &&
-		slices.Equal(s.EgressAllow, o.EgressAllow)
+		slices.Equal(s.EgressAllow, o.EgressAllow) && s.DNSServer == o.DNSServer
 }
 
 // clone returns a copy of s that shares nothing mutable with it: its

@@ -161,6 +161,7 @@ func TestTargetEqual(t *testing.T) {
 		"warning":       func(t *probing.TargetSpec) { t.CertExpiryWarning = 0 },
 		"family":        func(t *probing.TargetSpec) { t.IPFamily = probing.IPFamilyAny },
 		"reuse":         func(t *probing.TargetSpec) { t.ReuseConnections = true },
+		"DNS server":    func(t *probing.TargetSpec) { t.DNSServer = "127.0.0.1:53" },
 	} {
 		changed := base()
 		mutate(&changed)
