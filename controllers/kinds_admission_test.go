@@ -66,6 +66,13 @@ var invalidKindSpecs = map[string]struct {
 	"tls on tcp": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
 		s.TLS = &webcheckerv1alpha1.TLSOptions{ServerName: "x"}
 	}), "tls is only for https, tls and grpcs targets"},
+	"client certificate on tcp": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.TLS = &webcheckerv1alpha1.TLSOptions{ClientCertSecretRef: &webcheckerv1alpha1.SecretReference{Name: "client"}}
+	}), "tls is only for https, tls and grpcs targets"},
+	"client certificate without a name": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Host = "https://example.com"
+		s.TLS = &webcheckerv1alpha1.TLSOptions{ClientCertSecretRef: &webcheckerv1alpha1.SecretReference{}}
+	}, "spec.tls.clientCertSecretRef.name"},
 	"tcp on http": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TCP = &webcheckerv1alpha1.TCPProbe{Send: "x"} }, "tcp is only for tcp and tls targets"},
 	"grpc on tcp": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.GRPC = &webcheckerv1alpha1.GRPCProbe{} }), "grpc is only for grpc and grpcs targets"},
 	"dns on http": {func(s *webcheckerv1alpha1.WebCheckerSpec) {

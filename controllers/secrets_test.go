@@ -84,8 +84,9 @@ func TestCAFromSecret(t *testing.T) {
 	assert.Equal(t, `spec.tls.caSecretRef: Secret "ca" not found`, ready(missing).Message)
 	selfSigned := waitReady(t, client.ObjectKeyFromObject(withoutCA), metav1.ConditionFalse, "TLSError", secretTimeout)
 	assert.Contains(t, ready(selfSigned).Message, "certificate signed by unknown authority")
-	assert.Nil(t, selfSigned.Status.CertificateExpiry)
-	assert.Equal(t, "NoCertificate", condition(selfSigned, webcheckerv1alpha1.ConditionCertificateValid).Reason, "an untrusted certificate fails Ready, not CertificateValid")
+	require.NotNil(t, selfSigned.Status.CertificateExpiry, "the expiry of an untrusted certificate is still reported")
+	assert.True(t, selfSigned.Status.CertificateExpiry.Time.Equal(srv.Certificate().NotAfter))
+	assert.Equal(t, webcheckerv1alpha1.ReasonCertificateNotVerified, condition(selfSigned, webcheckerv1alpha1.ConditionCertificateValid).Reason, "an untrusted certificate is not Valid")
 
 	putSecret(t, ns, "ca", map[string]string{"ca.crt": "not a certificate"})
 	bad := waitReady(t, client.ObjectKeyFromObject(withCA), metav1.ConditionFalse, "SecretUnavailable", secretTimeout)

@@ -48,6 +48,8 @@ type builtTarget struct {
 	// dns is what a dns target's probes send and say; nil for the other
 	// kinds (a question is 260 bytes: every checker would carry one).
 	dns *builtDNS
+	// clientExpiry is when TLS.ClientCertificate expires; nil without one.
+	clientExpiry *time.Time
 }
 
 // builtDNS is what NewTarget works out for a dns target.
@@ -96,6 +98,13 @@ func build(spec TargetSpec) (*builtTarget, error) {
 	b := &builtTarget{TargetSpec: spec, kind: kind, url: u, redacted: redactURL(u)}
 	if b.redacted == spec.URL {
 		b.redacted = b.URL // shared with the spec's, not a copy of its own
+	}
+	if len(spec.TLS.ClientCertificate) > 0 || spec.TLS.ClientKey != "" {
+		pair, err := spec.TLS.clientPair()
+		if err != nil {
+			return nil, fmt.Errorf("TLS settings: %w", err)
+		}
+		b.clientExpiry = &pair.Leaf.NotAfter
 	}
 	switch kind {
 	case KindHTTP:

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"io"
 	"net"
 	"net/http"
@@ -58,6 +59,9 @@ type grpcServerOptions struct {
 	cert     *probetest.Certificate // serves TLS when set
 	health   healthpb.HealthServer  // the standard health.Server when nil
 	noHealth bool                   // no health service at all
+	// clientCAs, with cert, makes the server require a client
+	// certificate they signed.
+	clientCAs *x509.CertPool
 }
 
 // startGRPC starts a gRPC server, stopped when the test ends.
@@ -68,7 +72,12 @@ func startGRPC(t *testing.T, o grpcServerOptions) *grpcServer {
 	s := &grpcServer{addr: ln.Addr().String()}
 	_, s.port, _ = net.SplitHostPort(s.addr)
 	var opts []grpc.ServerOption
-	if o.cert != nil {
+	switch {
+	case o.cert != nil && o.clientCAs != nil:
+		opts = append(opts, grpc.Creds(credentials.NewTLS(&tls.Config{
+			Certificates: []tls.Certificate{o.cert.TLS}, ClientAuth: tls.RequireAndVerifyClientCert, ClientCAs: o.clientCAs,
+		})))
+	case o.cert != nil:
 		opts = append(opts, grpc.Creds(credentials.NewServerTLSFromCert(&o.cert.TLS)))
 	}
 	srv := grpc.NewServer(opts...)

@@ -145,6 +145,8 @@ func NewHTTPProber(opts ProberOptions) *HTTPProber {
 			ServerName:         key.serverName,
 			RootCAs:            []byte(key.rootCAs),
 			MinVersion:         key.minVersion,
+			ClientCertificate:  []byte(key.clientCertificate),
+			ClientKey:          key.clientKey,
 		}.tlsConfig()
 		if err != nil {
 			return nil, fmt.Errorf("TLS settings: %w", err)

@@ -50,7 +50,33 @@ func (p *KindProber) Probe(ctx context.Context, t Target) Result {
 	if denied, ok := p.deniedDNSServer(t); ok {
 		return denied
 	}
-	return prober.Probe(ctx, t)
+	return t.b.withClientCertificate(prober.Probe(ctx, t), time.Now())
+}
+
+// withClientCertificate returns res with what t's client certificate
+// (TLSOptions.ClientCertificate) adds at now: its expiry
+// (Result.ClientCertificateExpiry), and a successful probe warns
+// (CertificateWarning, unless the server's chain already does) when it
+// expires within CertExpiryWarning or has expired; a failed one says
+// when it expired, if it has, since a server refusing it says nothing
+// of why.
+func (t *builtTarget) withClientCertificate(res Result, now time.Time) Result {
+	if t.clientExpiry == nil {
+		return res
+	}
+	res.ClientCertificateExpiry = t.clientExpiry // never changed
+	expiry := *t.clientExpiry
+	at := expiry.UTC().Format(time.RFC3339)
+	switch {
+	case !res.Success && !now.Before(expiry):
+		res.Message = BoundMessage(res.Message + " (the client certificate expired at " + at + ")")
+	case !res.Success, res.CertificateWarning != "", t.CertExpiryWarning <= 0, expiry.Sub(now) >= t.CertExpiryWarning:
+	case !now.Before(expiry):
+		res.CertificateWarning = "the client certificate expired at " + at
+	default:
+		res.CertificateWarning = fmt.Sprintf("the client certificate expires at %s, in less than %s", at, t.CertExpiryWarning)
+	}
+	return res
 }
 
 // deniedDNSServer returns the result of a probe of t whose own DNS

@@ -155,6 +155,10 @@ type Result struct {
 	// part of the outcome (SameOutcome): a certificate renewed with the
 	// same expiry changes no status.
 	Certificate *Certificate
+	// ClientCertificateExpiry is when the target's client certificate
+	// (TLSOptions.ClientCertificate) expires, set by a KindProber; nil
+	// without one. It backs the probe_client_cert_expiry metric.
+	ClientCertificateExpiry *time.Time
 	// Phases is how long each phase of the HTTP exchange took; phases that
 	// did not happen are absent. Empty when the prober does not measure
 	// phases. Like Duration, it is not part of the outcome (SameOutcome).

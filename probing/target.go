@@ -274,6 +274,12 @@ type TLSOptions struct {
 	// MinVersion is the lowest TLS version accepted (tls.VersionTLS12, ...);
 	// zero means Go's default.
 	MinVersion uint16
+	// ClientCertificate (PEM: the certificate, then its intermediates) and
+	// ClientKey (PEM) are presented when the server asks for a client
+	// certificate (mutual TLS); both or neither. A KindProber warns
+	// before the certificate expires (see Result.CertificateWarning).
+	ClientCertificate []byte
+	ClientKey         Secret
 }
 
 // IPFamily restricts which addresses a probe connects to.
@@ -310,6 +316,7 @@ func (s TargetSpec) clone() TargetSpec {
 	s.BodyMatch = clonePtr(s.BodyMatch)
 	s.BasicAuth = clonePtr(s.BasicAuth)
 	s.TLS.RootCAs = slices.Clone(s.TLS.RootCAs)
+	s.TLS.ClientCertificate = slices.Clone(s.TLS.ClientCertificate)
 	s.TCP = clonePtr(s.TCP)
 	if s.DNS != nil {
 		dns := *s.DNS
@@ -338,7 +345,8 @@ func (m *BodyMatch) equal(o *BodyMatch) bool {
 
 func (t TLSOptions) equal(o TLSOptions) bool {
 	return t.InsecureSkipVerify == o.InsecureSkipVerify && t.ServerName == o.ServerName &&
-		bytes.Equal(t.RootCAs, o.RootCAs) && t.MinVersion == o.MinVersion
+		bytes.Equal(t.RootCAs, o.RootCAs) && t.MinVersion == o.MinVersion &&
+		bytes.Equal(t.ClientCertificate, o.ClientCertificate) && t.ClientKey == o.ClientKey
 }
 
 func equalPtr[T comparable](a, b *T) bool {

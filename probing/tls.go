@@ -31,7 +31,27 @@ func (o TLSOptions) tlsConfig() (*tls.Config, error) {
 		}
 		cfg.RootCAs = pool
 	}
+	if len(o.ClientCertificate) > 0 || o.ClientKey != "" {
+		pair, err := o.clientPair()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
 	return cfg, nil
+}
+
+// errClientPair is why a client certificate and key cannot be used; a
+// fixed text, so that nothing of the key shows in a message.
+var errClientPair = errors.New("the client certificate and key are not a PEM-encoded certificate and its private key")
+
+// clientPair parses o's client certificate and key, its leaf included.
+func (o TLSOptions) clientPair() (tls.Certificate, error) {
+	pair, err := tls.X509KeyPair(o.ClientCertificate, []byte(o.ClientKey.Reveal()))
+	if err != nil || pair.Leaf == nil {
+		return tls.Certificate{}, errClientPair
+	}
+	return pair, nil
 }
 
 func secureCipherSuites() []uint16 {

@@ -32,6 +32,10 @@ type transportKey struct {
 	egressAllow string
 	// dnsServer is the target's DNSServer: its names are resolved by it.
 	dnsServer string
+	// clientCertificate and clientKey are the target's client certificate
+	// (see TLSOptions), which its transport presents.
+	clientCertificate string
+	clientKey         Secret
 }
 
 func keyOf(t *TargetSpec) transportKey {
@@ -43,6 +47,8 @@ func keyOf(t *TargetSpec) transportKey {
 		family:             t.IPFamily,
 		reuseConnections:   t.ReuseConnections,
 		dnsServer:          t.DNSServer,
+		clientCertificate:  string(t.TLS.ClientCertificate),
+		clientKey:          t.TLS.ClientKey,
 	}
 	if len(t.EgressAllow) > 0 {
 		k.egressAllow = fmt.Sprint(t.EgressAllow)

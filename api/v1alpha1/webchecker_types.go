@@ -569,6 +569,16 @@ type TLSOptions struct {
 	// +optional
 	CASecretRef *SecretKeySelector `json:"caSecretRef,omitempty"`
 
+	// ClientCertSecretRef names a Secret in the checker's namespace of type
+	// kubernetes.io/tls (keys tls.crt: the certificate and its
+	// intermediates, tls.key: its private key) presented when the server
+	// asks for a client certificate (mutual TLS). Its expiry is reported
+	// (webchecker_probe_client_cert_expiry) and warned of as the server's
+	// is (CertificateValid, certExpiryWarning).
+	//
+	// +optional
+	ClientCertSecretRef *SecretReference `json:"clientCertSecretRef,omitempty"`
+
 	// MinVersion is the lowest TLS version accepted: 1.0, 1.1, 1.2 or 1.3.
 	// Default 1.2.
 	//

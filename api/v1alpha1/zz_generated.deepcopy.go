@@ -246,6 +246,11 @@ func (in *TLSOptions) DeepCopyInto(out *TLSOptions) {
 		*out = new(SecretKeySelector)
 		**out = **in
 	}
+	if in.ClientCertSecretRef != nil {
+		in, out := &in.ClientCertSecretRef, &out.ClientCertSecretRef
+		*out = new(SecretReference)
+		**out = **in
+	}
 	if in.CertExpiryWarning != nil {
 		in, out := &in.CertExpiryWarning, &out.CertExpiryWarning
 		*out = new(v1.Duration)

@@ -2,6 +2,7 @@ package checkspec
 
 import (
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -99,6 +100,9 @@ func SecretNames(spec *webcheckerv1alpha1.WebCheckerSpec) []string {
 	if spec.TLS != nil && spec.TLS.CASecretRef != nil {
 		names = append(names, spec.TLS.CASecretRef.Name)
 	}
+	if spec.TLS != nil && spec.TLS.ClientCertSecretRef != nil {
+		names = append(names, spec.TLS.ClientCertSecretRef.Name)
+	}
 	if spec.Proxy != nil && spec.Proxy.CredentialsSecretRef != nil {
 		names = append(names, spec.Proxy.CredentialsSecretRef.Name)
 	}
@@ -107,8 +111,8 @@ func SecretNames(spec *webcheckerv1alpha1.WebCheckerSpec) []string {
 }
 
 // resolveSecrets sets the parts of target that may come from Secrets:
-// headers, credentials, the CA bundle and spec.proxy (with its
-// credentials).
+// headers, credentials, the CA bundle, the client certificate and
+// spec.proxy (with its credentials).
 func resolveSecrets(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues, target *probing.TargetSpec) error {
 	spec := &wc.Spec
 	if names := SecretNames(spec); len(names) > 0 && secrets == nil {
@@ -158,6 +162,9 @@ func resolveSecrets(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues, tar
 				Message: fmt.Sprintf("spec.tls.caSecretRef: key %q of Secret %q holds no PEM-encoded certificate", ref.Key, ref.Name)}
 		}
 		target.TLS.RootCAs = ca
+	}
+	if err := clientCertificate(spec, secrets, target); err != nil {
+		return err
 	}
 	proxy, err := proxyFor(spec, secrets)
 	if err != nil {
@@ -213,4 +220,30 @@ func quoteAll(names []string) string {
 		quoted[i] = fmt.Sprintf("%q", n)
 	}
 	return strings.Join(quoted, ", ")
+}
+
+// clientCertificate sets target's client certificate and key from the
+// kubernetes.io/tls Secret spec.tls.clientCertSecretRef names, when it
+// does. A pair that does not parse is a *SecretError that names the
+// Secret, and nothing of its content.
+func clientCertificate(spec *webcheckerv1alpha1.WebCheckerSpec, secrets SecretValues, target *probing.TargetSpec) error {
+	if spec.TLS == nil || spec.TLS.ClientCertSecretRef == nil {
+		return nil
+	}
+	const field = "spec.tls.clientCertSecretRef"
+	name := spec.TLS.ClientCertSecretRef.Name
+	cert, err := secrets.value(field, name, corev1.TLSCertKey)
+	if err != nil {
+		return err
+	}
+	key, err := secrets.value(field, name, corev1.TLSPrivateKeyKey)
+	if err != nil {
+		return err
+	}
+	if _, err := tls.X509KeyPair(cert, key); err != nil {
+		return &SecretError{Reason: probing.ReasonSecretUnavailable,
+			Message: fmt.Sprintf("%s: Secret %q does not hold a PEM-encoded certificate (%s) and its private key (%s)", field, name, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)}
+	}
+	target.TLS.ClientCertificate, target.TLS.ClientKey = cert, probing.Secret(key)
+	return nil
 }

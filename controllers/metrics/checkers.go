@@ -227,6 +227,13 @@ func (c *checkerCollector) newCheckerFamilies(extra []string) []checkerFamily {
 					yield(nil, float64(c.NotBefore.Unix()))
 				}
 			}),
+		probe(fqName("probe_client_cert_expiry"),
+			"Expiry (NotAfter, Unix time) of the client certificate (spec.tls.clientCertSecretRef) the checker presents, as of the latest probe by this replica; absent without one.",
+			prometheus.GaugeValue, nil, func(r *checkerRow, yield func([]string, float64)) {
+				if expiry := r.state.Outcome.Result.ClientCertificateExpiry; expiry != nil {
+					yield(nil, float64(expiry.Unix()))
+				}
+			}),
 		shardGauge(prometheus.BuildFQName(Namespace, "shard", "owned_checkers"),
 			"WebCheckers this replica owns: it writes their status, and probes them.",
 			func(s *scrape) int { return s.owned }),

@@ -154,7 +154,7 @@ func newRegistered(t *testing.T) (*metrics.Metrics, *fakeSources, *prometheus.Re
 	t.Helper()
 	src := &fakeSources{
 		states: []scheduler.CheckState{
-			state(keyA, probing.Result{Success: true, Reason: probing.ReasonSucceeded, StatusCode: 200, Duration: 250 * time.Millisecond, CertificateExpiry: &certExpiry,
+			state(keyA, probing.Result{Success: true, Reason: probing.ReasonSucceeded, StatusCode: 200, Duration: 250 * time.Millisecond, CertificateExpiry: &certExpiry, ClientCertificateExpiry: &certExpiry,
 				Certificate: &probing.Certificate{NotBefore: certStart, NotAfter: certExpiry, FingerprintSHA256: "9f86d081", SerialNumber: "1f", Issuer: "Shop CA", Verified: true}}, 7, 1),
 			state(keyB, probing.Result{Reason: probing.ReasonConnectionFailed, Duration: 2 * time.Second}, 0, 3),
 			{Key: keyC},
@@ -183,6 +183,9 @@ const checkerHeader = `
 // checkerMetricsWant is what the registry of newRegistered exports, before
 // any change to its sources.
 const checkerMetricsWant = `
+# HELP webchecker_probe_client_cert_expiry Expiry (NotAfter, Unix time) of the client certificate (spec.tls.clientCertSecretRef) the checker presents, as of the latest probe by this replica; absent without one.` + probeHelp + `
+# TYPE webchecker_probe_client_cert_expiry gauge
+webchecker_probe_client_cert_expiry{name="payments",namespace="shop",shard="a",zone="zone-1"} 1.769904e+09
 # HELP webchecker_probe_duration_seconds Duration of the latest probe of the checker by this replica, end to end.` + probeHelp + `
 # TYPE webchecker_probe_duration_seconds gauge
 webchecker_probe_duration_seconds{name="payments",namespace="shop",shard="a",zone="zone-1"} 0.25

@@ -51,6 +51,9 @@ type CertificateTemplate struct {
 	Key *ecdsa.PrivateKey
 	// Leaf makes an end-entity certificate; by default it is a CA.
 	Leaf bool
+	// Client makes the certificate valid for TLS clients too (mutual
+	// TLS), not only for servers.
+	Client bool
 }
 
 // Issue generates the certificate. It fails t on error.
@@ -78,6 +81,9 @@ func (c CertificateTemplate) Issue(t testing.TB) Certificate {
 		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		BasicConstraintsValid: true,
 	}
+	if c.Client {
+		tmpl.ExtKeyUsage = append(tmpl.ExtKeyUsage, x509.ExtKeyUsageClientAuth)
+	}
 	if !c.Leaf {
 		tmpl.IsCA = true
 		tmpl.KeyUsage |= x509.KeyUsageCertSign
@@ -100,6 +106,18 @@ func (c CertificateTemplate) Issue(t testing.TB) Certificate {
 		PEM:  pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
 		Key:  key,
 	}
+}
+
+// KeyPEM returns c's private key, PEM-encoded (SEC 1, "EC PRIVATE
+// KEY"), as a kubernetes.io/tls Secret's tls.key holds it. It fails t
+// on error.
+func (c Certificate) KeyPEM(t testing.TB) []byte {
+	t.Helper()
+	der, err := x509.MarshalECPrivateKey(c.Key)
+	if err != nil {
+		t.Fatalf("encoding key: %v", err)
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: der})
 }
 
 // Chain returns the TLS certificate a server presents: leaf's key, and
