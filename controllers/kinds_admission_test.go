@@ -73,6 +73,27 @@ var invalidKindSpecs = map[string]struct {
 		s.Host = "https://example.com"
 		s.TLS = &webcheckerv1alpha1.TLSOptions{ClientCertSecretRef: &webcheckerv1alpha1.SecretReference{}}
 	}, "spec.tls.clientCertSecretRef.name"},
+	"oauth2 on tcp": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.OAuth2 = &webcheckerv1alpha1.OAuth2{TokenURL: "https://auth.example.com/token", CredentialsSecretRef: webcheckerv1alpha1.SecretReference{Name: "oauth"}}
+	}), "oauth2 is only for http and https targets"},
+	"oauth2 with a bearer token": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.OAuth2 = &webcheckerv1alpha1.OAuth2{TokenURL: "https://auth.example.com/token", CredentialsSecretRef: webcheckerv1alpha1.SecretReference{Name: "oauth"}}
+		s.BearerTokenSecretRef = secretKey("token", "token")
+	}, "not with basicAuthSecretRef, bearerTokenSecretRef or an Authorization header"},
+	"oauth2 with an Authorization header": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.OAuth2 = &webcheckerv1alpha1.OAuth2{TokenURL: "https://auth.example.com/token", CredentialsSecretRef: webcheckerv1alpha1.SecretReference{Name: "oauth"}}
+		s.Headers = []webcheckerv1alpha1.HTTPHeader{{Name: "authorization", Value: "Bearer x"}}
+	}, "not with basicAuthSecretRef, bearerTokenSecretRef or an Authorization header"},
+	"oauth2 token URL with credentials": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.OAuth2 = &webcheckerv1alpha1.OAuth2{TokenURL: "https://u:p@auth.example.com/token", CredentialsSecretRef: webcheckerv1alpha1.SecretReference{Name: "oauth"}}
+	}, "spec.oauth2.tokenURL"},
+	"oauth2 token URL not http": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.OAuth2 = &webcheckerv1alpha1.OAuth2{TokenURL: "ftp://auth.example.com/token", CredentialsSecretRef: webcheckerv1alpha1.SecretReference{Name: "oauth"}}
+	}, "spec.oauth2.tokenURL"},
+	"oauth2 scope with a space": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.OAuth2 = &webcheckerv1alpha1.OAuth2{TokenURL: "https://auth.example.com/token", CredentialsSecretRef: webcheckerv1alpha1.SecretReference{Name: "oauth"},
+			Scopes: []webcheckerv1alpha1.OAuth2Scope{"a b"}}
+	}, "spec.oauth2.scopes[0]"},
 	"tcp on http": {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.TCP = &webcheckerv1alpha1.TCPProbe{Send: "x"} }, "tcp is only for tcp and tls targets"},
 	"grpc on tcp": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.GRPC = &webcheckerv1alpha1.GRPCProbe{} }), "grpc is only for grpc and grpcs targets"},
 	"dns on http": {func(s *webcheckerv1alpha1.WebCheckerSpec) {

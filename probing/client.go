@@ -20,6 +20,8 @@ type probeContext struct {
 	followRedirects  bool
 	sensitiveHeaders []string
 	tracer           phaseTracer
+	// token is the OAuth2 access token of the probe's requests, if any.
+	token Secret
 }
 
 // probeContextKey is the context key of a request's *probeContext.

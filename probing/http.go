@@ -124,6 +124,7 @@ func (o ProberOptions) withDefaults() ProberOptions {
 type HTTPProber struct {
 	opts       ProberOptions // with defaults
 	transports *transports
+	tokens     *tokens // of targets with OAuth2
 }
 
 var _ Prober = (*HTTPProber)(nil)
@@ -181,14 +182,12 @@ func NewHTTPProber(opts ProberOptions) *HTTPProber {
 		// (see http1Transport).
 		return newHTTP1Transport(tr, key.reuseConnections), nil
 	}
-	return &HTTPProber{
-		opts: opts,
-		transports: &transports{
-			newTransport: newTransport,
-			idleTimeout:  opts.IdleConnTimeout,
-			clients:      map[transportKey]*pooledClient{},
-		},
+	ts := &transports{
+		newTransport: newTransport,
+		idleTimeout:  opts.IdleConnTimeout,
+		clients:      map[transportKey]*pooledClient{},
 	}
+	return &HTTPProber{opts: opts, transports: ts, tokens: newTokens(ts, opts.dnsServerOf)}
 }
 
 // CloseIdleConnections closes the keep-alive connections that are not in
@@ -233,6 +232,12 @@ func (p *HTTPProber) probe(ctx context.Context, t *builtTarget, pc *probeContext
 
 	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
+	if t.OAuth2 != nil {
+		var failed *Result
+		if pc.token, failed = p.tokens.token(withEgressAllowance(probeCtx, t), t); failed != nil {
+			return *failed
+		}
+	}
 	req, err := p.newRequest(context.WithValue(withEgressAllowance(probeCtx, t), probeContextKey{}, pc), t, pc)
 	if err != nil { // already validated; kept so that Probe cannot panic
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
@@ -246,6 +251,9 @@ func (p *HTTPProber) probe(ctx context.Context, t *builtTarget, pc *probeContext
 			res.StatusCode = resp.StatusCode
 		}
 		return res
+	}
+	if t.OAuth2 != nil && resp.StatusCode == http.StatusUnauthorized {
+		p.tokens.forget(t) // revoked or expired early: the next probe asks for another
 	}
 	if res, refused := proxyRefused(t, u, resp); refused {
 		_ = resp.Body.Close()
@@ -310,6 +318,8 @@ func (p *HTTPProber) newRequest(ctx context.Context, t *builtTarget, pc *probeCo
 		req.SetBasicAuth(t.BasicAuth.Username.Reveal(), t.BasicAuth.Password.Reveal())
 	case t.BearerToken != "":
 		req.Header.Set("Authorization", "Bearer "+t.BearerToken.Reveal())
+	case pc.token != "":
+		req.Header.Set("Authorization", "Bearer "+pc.token.Reveal())
 	}
 	return req, nil
 }

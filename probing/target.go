@@ -51,6 +51,9 @@ type TargetSpec struct {
 	BasicAuth *BasicAuth
 	// BearerToken, when not empty, is sent as "Authorization: Bearer ...".
 	BearerToken Secret
+	// OAuth2, when set, fetches the bearer token with the client
+	// credentials grant (see OAuth2); not with BasicAuth or BearerToken.
+	OAuth2 *OAuth2
 	// TLS configures the TLS client.
 	TLS TLSOptions
 	// CertExpiryWarning makes a successful https probe report a
@@ -156,7 +159,7 @@ func (s *TargetSpec) checkOptions(kind Kind) error {
 	}
 	if kind != KindHTTP {
 		if s.Method != "" || len(s.ExpectedStatusCodes) > 0 || len(s.Headers) > 0 || s.Body != "" ||
-			s.BodyMatch != nil || s.BasicAuth != nil || s.BearerToken != "" || s.ReuseConnections {
+			s.BodyMatch != nil || s.BasicAuth != nil || s.BearerToken != "" || s.OAuth2 != nil || s.ReuseConnections {
 			return fmt.Errorf("HTTP options on a %s target", kind)
 		}
 		return nil
@@ -166,6 +169,14 @@ func (s *TargetSpec) checkOptions(kind Kind) error {
 		return errors.New("missing method (" + expectedMethods + ")")
 	case !slices.Contains(methods, s.Method):
 		return fmt.Errorf("unsupported method %q (%s)", s.Method, expectedMethods)
+	}
+	if s.OAuth2 != nil {
+		if s.BasicAuth != nil || s.BearerToken != "" {
+			return errors.New("oauth2 with basic auth or a bearer token: set only one")
+		}
+		if err := s.OAuth2.check(); err != nil {
+			return err
+		}
 	}
 	for _, c := range s.ExpectedStatusCodes {
 		if err := checkStatusCode(c); err != nil {
@@ -304,7 +315,7 @@ func (s *TargetSpec) equal(o *TargetSpec) bool {
 		s.CertExpiryWarning == o.CertExpiryWarning && s.IPFamily == o.IPFamily &&
 		s.ReuseConnections == o.ReuseConnections && s.TCP.equal(o.TCP) && s.GRPC == o.GRPC &&
 		s.DNS.equal(o.DNS) && judgeSource(s.Judge) == judgeSource(o.Judge) && equalPtr(s.Proxy, o.Proxy) &&
-		slices.Equal(s.EgressAllow, o.EgressAllow) && s.DNSServer == o.DNSServer
+		slices.Equal(s.EgressAllow, o.EgressAllow) && s.DNSServer == o.DNSServer && s.OAuth2.equal(o.OAuth2)
 }
 
 // clone returns a copy of s that shares nothing mutable with it: its
@@ -324,6 +335,11 @@ func (s TargetSpec) clone() TargetSpec {
 		s.DNS = &dns
 	}
 	s.Proxy = clonePtr(s.Proxy)
+	if s.OAuth2 != nil {
+		o := *s.OAuth2
+		o.Scopes = slices.Clone(o.Scopes)
+		s.OAuth2 = &o
+	}
 	s.EgressAllow = slices.Clone(s.EgressAllow)
 	return s
 }

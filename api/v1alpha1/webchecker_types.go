@@ -118,6 +118,7 @@ const MaxSpecText = 32768
 // +kubebuilder:validation:XValidation:rule="!has(self.expectedStatusCodes) || (!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://'))",message="expectedStatusCodes is only for http and https targets"
 // +kubebuilder:validation:XValidation:rule="!has(self.followRedirects) || (!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://'))",message="followRedirects is only for http and https targets"
 // +kubebuilder:validation:XValidation:rule="!has(self.reuseConnections) || (!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://'))",message="reuseConnections is only for http and https targets"
+// +kubebuilder:validation:XValidation:rule="!has(self.oauth2) || ((!self.host.contains('://') || self.host.startsWith('http://') || self.host.startsWith('https://')) && !has(self.basicAuthSecretRef) && !has(self.bearerTokenSecretRef) && (!has(self.headers) || !self.headers.exists(h, h.name.lowerAscii() == 'authorization')))",message="oauth2 is only for http and https targets, and not with basicAuthSecretRef, bearerTokenSecretRef or an Authorization header"
 // +kubebuilder:validation:XValidation:rule="!has(self.tls) || self.host.startsWith('https://') || self.host.startsWith('tls://') || self.host.startsWith('grpcs://')",message="tls is only for https, tls and grpcs targets"
 // +kubebuilder:validation:XValidation:rule="!has(self.tcp) || self.host.startsWith('tcp://') || self.host.startsWith('tls://')",message="tcp is only for tcp and tls targets"
 // +kubebuilder:validation:XValidation:rule="!has(self.grpc) || self.host.startsWith('grpc://') || self.host.startsWith('grpcs://')",message="grpc is only for grpc and grpcs targets"
@@ -228,6 +229,14 @@ type WebCheckerSpec struct {
 	//
 	// +optional
 	BearerTokenSecretRef *SecretKeySelector `json:"bearerTokenSecretRef,omitempty"`
+
+	// OAuth2 fetches the bearer token of the probes with the OAuth 2.0
+	// client credentials grant (RFC 6749, section 4.4), through the same
+	// egress policy, proxy and DNS server as the probes, and keeps it
+	// until shortly before it expires.
+	//
+	// +optional
+	OAuth2 *OAuth2 `json:"oauth2,omitempty"`
 
 	// IPFamily selects the addresses the probe connects to: IPv4 only, IPv6
 	// only, or Any (both, IPv6 first where the host has both).
@@ -491,6 +500,45 @@ type SecretReference struct {
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
 	Name string `json:"name"`
 }
+
+// OAuth2 is the client credentials grant of a checker.
+type OAuth2 struct {
+	// TokenURL is the token endpoint, an http or https URL without
+	// credentials. It is verified with tls.caSecretRef's CA bundle when
+	// the checker has one (the system roots otherwise), never skipped.
+	//
+	// +required
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:Pattern=`^https?://[^/?#@\s]+([/?][^#\s]*)?$`
+	TokenURL string `json:"tokenURL"`
+
+	// CredentialsSecretRef names a Secret in the checker's namespace with
+	// the keys client-id and client-secret, sent to the token endpoint as
+	// HTTP basic authentication.
+	//
+	// +required
+	CredentialsSecretRef SecretReference `json:"credentialsSecretRef"`
+
+	// Scopes are the scopes asked for; none asks for the endpoint's
+	// default.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	Scopes []OAuth2Scope `json:"scopes,omitempty"`
+}
+
+// OAuth2Scope is a scope token (RFC 6749, section 3.3).
+//
+// +kubebuilder:validation:MinLength=1
+// +kubebuilder:validation:MaxLength=128
+// +kubebuilder:validation:Pattern=`^[!#-\[\]-~]+$`
+type OAuth2Scope string
+
+// OAuth2 Secret keys: the client's id and secret.
+const (
+	OAuth2ClientIDKey     = "client-id"
+	OAuth2ClientSecretKey = "client-secret"
+)
 
 // SecretKeySelector selects one key of a Secret in the checker's namespace.
 type SecretKeySelector struct {

@@ -103,6 +103,9 @@ func SecretNames(spec *webcheckerv1alpha1.WebCheckerSpec) []string {
 	if spec.TLS != nil && spec.TLS.ClientCertSecretRef != nil {
 		names = append(names, spec.TLS.ClientCertSecretRef.Name)
 	}
+	if spec.OAuth2 != nil {
+		names = append(names, spec.OAuth2.CredentialsSecretRef.Name)
+	}
 	if spec.Proxy != nil && spec.Proxy.CredentialsSecretRef != nil {
 		names = append(names, spec.Proxy.CredentialsSecretRef.Name)
 	}
@@ -111,8 +114,8 @@ func SecretNames(spec *webcheckerv1alpha1.WebCheckerSpec) []string {
 }
 
 // resolveSecrets sets the parts of target that may come from Secrets:
-// headers, credentials, the CA bundle, the client certificate and
-// spec.proxy (with its credentials).
+// headers, credentials, the CA bundle, the client certificate, the OAuth2
+// client and spec.proxy (with its credentials).
 func resolveSecrets(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues, target *probing.TargetSpec) error {
 	spec := &wc.Spec
 	if names := SecretNames(spec); len(names) > 0 && secrets == nil {
@@ -164,6 +167,9 @@ func resolveSecrets(wc *webcheckerv1alpha1.WebChecker, secrets SecretValues, tar
 		target.TLS.RootCAs = ca
 	}
 	if err := clientCertificate(spec, secrets, target); err != nil {
+		return err
+	}
+	if err := oauth2Grant(spec, secrets, target); err != nil {
 		return err
 	}
 	proxy, err := proxyFor(spec, secrets)
@@ -245,5 +251,29 @@ func clientCertificate(spec *webcheckerv1alpha1.WebCheckerSpec, secrets SecretVa
 			Message: fmt.Sprintf("%s: Secret %q does not hold a PEM-encoded certificate (%s) and its private key (%s)", field, name, corev1.TLSCertKey, corev1.TLSPrivateKeyKey)}
 	}
 	target.TLS.ClientCertificate, target.TLS.ClientKey = cert, probing.Secret(key)
+	return nil
+}
+
+// oauth2Grant sets target's OAuth2 grant from spec.oauth2, its client id
+// and secret read from the Secret it names.
+func oauth2Grant(spec *webcheckerv1alpha1.WebCheckerSpec, secrets SecretValues, target *probing.TargetSpec) error {
+	o := spec.OAuth2
+	if o == nil {
+		return nil
+	}
+	const field = "spec.oauth2.credentialsSecretRef"
+	id, err := secrets.line(field, o.CredentialsSecretRef.Name, webcheckerv1alpha1.OAuth2ClientIDKey)
+	if err != nil {
+		return err
+	}
+	secret, err := secrets.line(field, o.CredentialsSecretRef.Name, webcheckerv1alpha1.OAuth2ClientSecretKey)
+	if err != nil {
+		return err
+	}
+	grant := &probing.OAuth2{TokenURL: o.TokenURL, ClientID: id, ClientSecret: secret}
+	for _, scope := range o.Scopes {
+		grant.Scopes = append(grant.Scopes, string(scope))
+	}
+	target.OAuth2 = grant
 	return nil
 }
