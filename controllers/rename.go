@@ -31,11 +31,11 @@ const renameDelay = time.Millisecond
 // maxRenamesInFlight bounds the renames written at once, and
 // renameBusyDelay is how long one waits when that many are: the other
 // reconcile workers, and the namespace's share of them, stay free for the
-// writes that change a verdict, however slow the API server answers. Four
+// writes that change a verdict, however slow the API server answers. Two
 // writes in flight keep up with --kube-api-qps 100 while a write takes
-// less than 40 ms, and leave half of the default 8 workers free.
+// less than 20 ms.
 const (
-	maxRenamesInFlight = 4
+	maxRenamesInFlight = 2
 	renameBusyDelay    = 20 * time.Millisecond
 )
 
