@@ -37,6 +37,9 @@ const (
 	// window.
 	promqlDependency = "broken-0"
 	promqlMaintained = "maintained-0"
+	// promqlClientCert is the kubernetes.io/tls Secret of the https
+	// checker's client certificate.
+	promqlClientCert = "promql-client"
 )
 
 // promqlDependents depend on promqlDependency and fail too (the same
@@ -138,6 +141,7 @@ func TestChartPromQLAgainstPrometheus(t *testing.T) {
 		`count(webchecker_ready{namespace="` + promqlNamespace + `"})`:                                            float64(checkers),
 		`count(count by (shard) (webchecker_probe_success{namespace="` + promqlNamespace + `",name="quorum-0"}))`: 3,
 		`count(webchecker_probe_ssl_earliest_cert_expiry{namespace="` + promqlNamespace + `"})`:                   1,
+		`count(webchecker_probe_client_cert_expiry{namespace="` + promqlNamespace + `"})`:                         1,
 		`count(webchecker_slo_objective{namespace="` + promqlNamespace + `"})`:                                    1,
 		`count(webchecker_maintenance{namespace="` + promqlNamespace + `"})`:                                      2,
 		`count(webchecker_dependency_down{namespace="` + promqlNamespace + `"})`:                                  float64(len(promqlDependents)),
@@ -180,7 +184,7 @@ func TestChartPromQLAgainstPrometheus(t *testing.T) {
 
 // createPromQLCheckers creates the checkers of TestChartPromQLAgainstPrometheus,
 // of every kind the expressions look at: up, down (500), https (a
-// certificate expiry), and up from three vantage points (every replica
+// certificate expiry, and a client certificate's), and up from three vantage points (every replica
 // exports its probe series, with its shard); down and depending on the
 // down promqlDependency (promqlDependents), and down in an open one-off
 // maintenance window (promqlMaintained). It returns how many checkers
@@ -198,6 +202,12 @@ func createPromQLCheckers(ctx context.Context, t *testing.T, c client.Client) (c
 		targets[name] = broken
 	}
 	now := time.Now()
+	clientCert := probetest.CertificateTemplate{Name: "prober.test", NotBefore: now.Add(-time.Hour), NotAfter: now.Add(30 * 24 * time.Hour), Leaf: true, Client: true}.Issue(t)
+	require.NoError(t, c.Create(ctx, &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Namespace: promqlNamespace, Name: promqlClientCert},
+		Type:       corev1.SecretTypeTLS,
+		Data:       map[string][]byte{corev1.TLSCertKey: clientCert.PEM, corev1.TLSPrivateKeyKey: clientCert.KeyPEM(t)},
+	}))
 	vantagePoints := map[string]int32{"quorum-0": 3}
 	for name, target := range targets {
 		wc := &webcheckerv1alpha1.WebChecker{
@@ -210,7 +220,10 @@ func createPromQLCheckers(ctx context.Context, t *testing.T, c client.Client) (c
 			},
 		}
 		if target == secure {
-			wc.Spec.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true}
+			// And a client certificate: webchecker_probe_client_cert_expiry
+			// exists (the server does not ask for it).
+			wc.Spec.TLS = &webcheckerv1alpha1.TLSOptions{InsecureSkipVerify: true,
+				ClientCertSecretRef: &webcheckerv1alpha1.SecretReference{Name: promqlClientCert}}
 		}
 		if name == "healthy-1" {
 			// Its own objective: webchecker_slo_objective exists; and a

@@ -268,7 +268,7 @@ func TestChartValues(t *testing.T) {
 				assert.Equal(t, "min by (namespace, name) (max_over_time(webchecker_probe_ssl_earliest_cert_expiry[1m])) - time() < 604800", cert["expr"])
 				assert.Equal(t, "15m", cert["for"])
 				assert.Equal(t, map[string]any{"severity": "info"}, cert["labels"])
-				for _, alert := range []string{"WebCheckerDown", "WebCheckerCertificateExpiring", "WebCheckerErrorBudgetBurning", "WebCheckerErrorBudgetBurningSlowly",
+				for _, alert := range []string{"WebCheckerDown", "WebCheckerCertificateExpiring", "WebCheckerClientCertificateExpiring", "WebCheckerErrorBudgetBurning", "WebCheckerErrorBudgetBurningSlowly",
 					"WebCheckerSchedulerFallingBehind", "WebCheckerStatusWritesFailing", "WebCheckerRingMembersMissing", "WebCheckerReplicaFenced"} {
 					assert.NotEmpty(t, ruleAnnotation(spec, alert, "runbook"), "%s has a runbook", alert)
 				}

@@ -178,6 +178,39 @@ func TestChartWebCheckerDownAlert(t *testing.T) {
 	promtoolRuleTest(t, webCheckerDownUnitTest)
 }
 
+// TestChartClientCertificateExpiringAlert checks the
+// WebCheckerClientCertificateExpiring alert with promtool: it fires for a
+// checker whose client certificate expires within 14 days once `for` has
+// passed, and not for one far from expiry.
+func TestChartClientCertificateExpiringAlert(t *testing.T) {
+	// An expiry of 864960 is 10 days after 16m, when the alert is
+	// evaluated; 2592000 is 30 days out.
+	const unitTest = `
+rule_files: [rules.yaml]
+evaluation_interval: 1m
+tests:
+  - interval: 1m
+    input_series:
+      - series: 'webchecker_probe_client_cert_expiry{namespace="shop",name="mtls",shard="a",zone="z1"}'
+        values: '864960x20'
+      - series: 'webchecker_probe_client_cert_expiry{namespace="shop",name="fresh",shard="a",zone="z1"}'
+        values: '2592000x20'
+    alert_rule_test:
+      - eval_time: 14m
+        alertname: WebCheckerClientCertificateExpiring
+        exp_alerts: []
+      - eval_time: 16m
+        alertname: WebCheckerClientCertificateExpiring
+        exp_alerts:
+          - exp_labels: {severity: warning, namespace: shop, name: mtls}
+            exp_annotations:
+              summary: The client certificate of WebChecker shop/mtls expires soon
+              description: "The client certificate WebChecker shop/mtls presents (spec.tls.clientCertSecretRef) expires in 10d 0h 0m 0s, less than 14 days: kubectl describe webchecker -n shop mtls"
+              runbook: RUNBOOK(WebCheckerClientCertificateExpiring)
+`
+	promtoolRuleTest(t, unitTest)
+}
+
 // TestChartCertificateExpiringAlert checks the WebCheckerCertificateExpiring
 // alert with promtool: it fires for a checker whose certificate chain
 // expires within 14 days once `for` has passed, also across a move between
