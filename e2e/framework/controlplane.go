@@ -101,6 +101,10 @@ func startControlPlane(crdDirs ...string) (*ControlPlane, error) {
 	}
 	cfg, err := env.Start()
 	if err != nil {
+		// Start may fail after it started etcd and the API server (a CRD
+		// they refuse): stop whatever runs, so that no process outlives
+		// the test.
+		_ = env.Stop()
 		return nil, fmt.Errorf("starting control plane: %w", err)
 	}
 	cp := &ControlPlane{env: env, Config: cfg, stopReaper: func() {}}
