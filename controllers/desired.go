@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
 
@@ -178,10 +179,11 @@ func (v statusView) entry() webcheckerv1alpha1.VantagePointStatus {
 }
 
 // setProbeFields sets the fields of s that the owner's own latest outcome
-// decides: the HTTP status code, the certificate expiry and the
-// CertificateValid condition.
+// decides: the HTTP status code, the certificate expiry, the
+// CertificateValid condition and each address's result.
 func (v statusView) setProbeFields(s *webcheckerv1alpha1.WebCheckerStatus) {
 	s.HTTPStatusCode = int32(v.latest.Result.StatusCode)
+	s.Addresses = addressStatuses(v.latest.Result.Addresses)
 	s.CertificateExpiry = nil
 	if expiry := v.latest.Result.CertificateExpiry; expiry != nil {
 		s.CertificateExpiry = &metav1.Time{Time: expiry.UTC().Truncate(time.Second)}
@@ -189,6 +191,26 @@ func (v statusView) setProbeFields(s *webcheckerv1alpha1.WebCheckerStatus) {
 	if v.p.check != nil {
 		setCondition(&s.Conditions, certificateCondition(v.latest, v.p.check.Target))
 	}
+}
+
+// addressStatuses is status.addresses after the results of each address
+// of a probe; nil for a probe of the name as a client connects.
+func addressStatuses(results []probing.AddressResult) []webcheckerv1alpha1.AddressStatus {
+	if len(results) == 0 {
+		return nil
+	}
+	out := make([]webcheckerv1alpha1.AddressStatus, 0, min(len(results), webcheckerv1alpha1.MaxAddresses))
+	for _, a := range results[:min(len(results), webcheckerv1alpha1.MaxAddresses)] {
+		st := webcheckerv1alpha1.AddressStatus{Address: a.Address.String(), Ready: metav1.ConditionFalse, Reason: string(a.Reason), Message: a.Message}
+		if a.Success {
+			st.Ready, st.Reason, st.Message = metav1.ConditionTrue, string(probing.ReasonSucceeded), ""
+		}
+		if st.Reason == "" {
+			st.Reason = string(probing.ReasonConnectionFailed)
+		}
+		out = append(out, st)
+	}
+	return out
 }
 
 // pendingCondition is the Ready condition of a checker awaiting its first

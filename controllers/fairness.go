@@ -261,8 +261,9 @@ func (d *deferredWrite) Error() string {
 }
 
 // detailOnly reports whether desired differs from stored only in details:
-// the messages of the Ready and CertificateValid conditions, the HTTP
-// status code and the certificate expiry. Nothing else (no condition's
+// the messages of the Ready and CertificateValid conditions and of the
+// addresses' results, the HTTP status code and the certificate expiry.
+// Nothing else (no condition's
 // status or reason, no generation, no shard) changes.
 func detailOnly(stored, desired *webcheckerv1alpha1.WebCheckerStatus) bool {
 	if meta.FindStatusCondition(stored.Conditions, webcheckerv1alpha1.ConditionReady) == nil {
@@ -274,6 +275,13 @@ func detailOnly(stored, desired *webcheckerv1alpha1.WebCheckerStatus) bool {
 		s, c := meta.FindStatusCondition(stored.Conditions, t), meta.FindStatusCondition(d.Conditions, t)
 		if s != nil && c != nil && s.Status == c.Status && s.Reason == c.Reason {
 			c.Message = s.Message
+		}
+	}
+	if len(d.Addresses) == len(stored.Addresses) {
+		for i, a := range stored.Addresses {
+			if c := &d.Addresses[i]; c.Address == a.Address && c.Ready == a.Ready && c.Reason == a.Reason {
+				c.Message = a.Message
+			}
 		}
 	}
 	return equality.Semantic.DeepEqual(stored, d)

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,6 +63,10 @@ func readyCondition(o *scheduler.Outcome) metav1.Condition {
 	}
 	if o.Result.Success {
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, string(probing.ReasonSucceeded), probing.ReadyMessage
+		if strings.HasPrefix(o.Result.Message, probing.ReadyMessage+": ") {
+			// Probed address by address: some fail, the mode allows it.
+			c.Message = probing.Truncate(o.Result.Message, maxConditionMessage)
+		}
 	}
 	if c.Reason == "" {
 		c.Reason = string(probing.ReasonConnectionFailed)

@@ -178,7 +178,7 @@ func (p *DNSProber) dial(ctx context.Context, t *builtTarget, addr string) (net.
 	case IPFamilyIPv6:
 		network = "udp6"
 	}
-	return resolvingWith(p.dialer, t.DNSServer).DialContext(withEgressAllowance(ctx, t), network, addr)
+	return resolvingWith(p.dialer, t.DNSServer).DialContext(withEgressAllowance(ctx, t), network, pinnedDialAddress(ctx, addr))
 }
 
 // exchangeUDP sends q in one datagram and returns the first response with

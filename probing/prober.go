@@ -3,6 +3,7 @@ package probing
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"time"
 )
@@ -10,6 +11,9 @@ import (
 // KindProber probes targets of every Kind: it hands each Target to the
 // prober of its Kind. It is safe for concurrent use.
 type KindProber struct {
+	// dialer resolves the names of targets whose addresses are probed one
+	// by one (see probeEachAddress).
+	dialer *net.Dialer
 	http   *HTTPProber
 	byKind map[Kind]Prober
 	opts   ProberOptions
@@ -23,8 +27,9 @@ var _ Prober = (*KindProber)(nil)
 func NewProber(opts ProberOptions) *KindProber {
 	http := NewHTTPProber(opts)
 	return &KindProber{
-		opts: opts,
-		http: http,
+		dialer: newDialer(opts.withDefaults()),
+		opts:   opts,
+		http:   http,
 		byKind: map[Kind]Prober{
 			KindHTTP: http,
 			KindDNS:  NewDNSProber(opts),
@@ -49,6 +54,9 @@ func (p *KindProber) Probe(ctx context.Context, t Target) Result {
 	}
 	if denied, ok := p.deniedDNSServer(t); ok {
 		return denied
+	}
+	if t.b.Addresses != AddressesFirst {
+		return t.b.withClientCertificate(p.probeEachAddress(ctx, t, prober), time.Now())
 	}
 	return t.b.withClientCertificate(prober.Probe(ctx, t), time.Now())
 }

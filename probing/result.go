@@ -111,8 +111,10 @@ type Result struct {
 	// ReasonSecretAccessDisabled or ReasonInvalidCondition from a caller
 	// that did not probe.
 	Reason Reason
-	// Message is a human readable description: ReadyMessage on success,
-	// otherwise what failed. It is stable across repeated identical
+	// Message is a human readable description: ReadyMessage on success
+	// (followed by ": " and the failing addresses when a probe of every
+	// address succeeded with some failing, see AddressMode), otherwise
+	// what failed. It is stable across repeated identical
 	// failures (no durations, no ephemeral ports, no resolved addresses),
 	// so that an unchanged failure does not look like a change. Messages
 	// are bounded: valid UTF-8 of at most MaxMessageBytes bytes (see
@@ -163,13 +165,19 @@ type Result struct {
 	// did not happen are absent. Empty when the prober does not measure
 	// phases. Like Duration, it is not part of the outcome (SameOutcome).
 	Phases PhaseTimings
+	// Addresses holds the result of each address probed, in netip order,
+	// when the target probes every address of its name (see AddressMode);
+	// nil otherwise. Its outcomes (not their durations) are part of the
+	// outcome (SameOutcome).
+	Addresses []AddressResult
 }
 
 // SameOutcome reports whether r and o describe the same observable outcome,
 // ignoring how long the probes took.
 func (r Result) SameOutcome(o Result) bool {
 	return r.Success == o.Success && r.Reason == o.Reason && r.Message == o.Message && r.StatusCode == o.StatusCode &&
-		sameTime(r.CertificateExpiry, o.CertificateExpiry) && r.CertificateWarning == o.CertificateWarning
+		sameTime(r.CertificateExpiry, o.CertificateExpiry) && r.CertificateWarning == o.CertificateWarning &&
+		sameAddressOutcomes(r.Addresses, o.Addresses)
 }
 
 func sameTime(a, b *time.Time) bool {

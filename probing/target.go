@@ -100,6 +100,15 @@ type TargetSpec struct {
 	// ReasonEgressDenied, and the resolver's own connections are checked
 	// too.
 	DNSServer string
+	// Addresses says which addresses of the URL's host name the probe
+	// connects to: AddressesFirst (the default) as a client does, or every
+	// address (at most MaxAddresses) at once within Timeout, each judged by
+	// the egress policy, the verdict following the mode (see
+	// AddressMode); each address's own result is in Result.Addresses. A
+	// KindProber probes them; not with a Proxy (which resolves the name
+	// itself) nor with ReuseConnections (a kept connection goes to one
+	// address).
+	Addresses AddressMode
 }
 
 // methods are the HTTP methods a Target may use, expectedMethods the same
@@ -123,6 +132,9 @@ func (s *TargetSpec) checkOptions(kind Kind) error {
 		if err := checkDNSServer(s.DNSServer); err != nil {
 			return err
 		}
+	}
+	if err := s.checkAddresses(); err != nil {
+		return err
 	}
 	if s.TCP != nil {
 		if kind != KindTCP && kind != KindTLS {
@@ -193,6 +205,25 @@ func (s *TargetSpec) checkOptions(kind Kind) error {
 		if err := m.check(); err != nil {
 			return fmt.Errorf("body match: %w", err)
 		}
+	}
+	return nil
+}
+
+// checkAddresses reports why s cannot probe its name's addresses as its
+// Addresses mode asks.
+func (s *TargetSpec) checkAddresses() error {
+	switch s.Addresses {
+	case AddressesFirst:
+		return nil
+	case AddressesAny, AddressesAll, AddressesMajority:
+	default:
+		return fmt.Errorf("unknown addresses mode %q (expected Any, All, Majority or empty)", string(s.Addresses))
+	}
+	switch {
+	case s.Proxy != nil:
+		return fmt.Errorf("addresses %s cannot be probed through a proxy: the proxy resolves the name", s.Addresses)
+	case s.ReuseConnections:
+		return fmt.Errorf("addresses %s cannot reuse connections: a kept connection goes to one address", s.Addresses)
 	}
 	return nil
 }
@@ -315,7 +346,8 @@ func (s *TargetSpec) equal(o *TargetSpec) bool {
 		s.CertExpiryWarning == o.CertExpiryWarning && s.IPFamily == o.IPFamily &&
 		s.ReuseConnections == o.ReuseConnections && s.TCP.equal(o.TCP) && s.GRPC == o.GRPC &&
 		s.DNS.equal(o.DNS) && judgeSource(s.Judge) == judgeSource(o.Judge) && equalPtr(s.Proxy, o.Proxy) &&
-		slices.Equal(s.EgressAllow, o.EgressAllow) && s.DNSServer == o.DNSServer && s.OAuth2.equal(o.OAuth2)
+		slices.Equal(s.EgressAllow, o.EgressAllow) && s.DNSServer == o.DNSServer && s.OAuth2.equal(o.OAuth2) &&
+		s.Addresses == o.Addresses
 }
 
 // clone returns a copy of s that shares nothing mutable with it: its

@@ -128,7 +128,8 @@ func (t tracedTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // familyDialer restricts dial to the addresses of family: "tcp" becomes
-// "tcp4" or "tcp6".
+// "tcp4" or "tcp6". A connection whose host its context pins to an
+// address (withPinnedAddress) goes to that address.
 func familyDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error), family IPFamily) func(ctx context.Context, network, addr string) (net.Conn, error) {
 	var suffix string
 	switch family {
@@ -136,14 +137,12 @@ func familyDialer(dial func(ctx context.Context, network, addr string) (net.Conn
 		suffix = "4"
 	case IPFamilyIPv6:
 		suffix = "6"
-	default:
-		return dial
 	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
 		if network == "tcp" {
 			network += suffix
 		}
-		return dial(ctx, network, addr)
+		return dial(ctx, network, pinnedDialAddress(ctx, addr))
 	}
 }
 

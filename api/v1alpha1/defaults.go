@@ -19,6 +19,8 @@ const (
 	DefaultFollowRedirects = true
 	// DefaultIPFamily is spec.ipFamily's default.
 	DefaultIPFamily = IPFamilyAny
+	// DefaultAddresses is spec.addresses' default: as a client connects.
+	DefaultAddresses = AddressesFirst
 	// DefaultMaxBodyBytes is spec.bodyMatch.maxBodyBytes' default (64 KiB).
 	DefaultMaxBodyBytes int64 = 64 << 10
 	// DefaultCertExpiryWarning is spec.tls.certExpiryWarning's default

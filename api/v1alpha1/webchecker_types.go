@@ -125,6 +125,8 @@ const MaxSpecText = 32768
 // +kubebuilder:validation:XValidation:rule="!has(self.dns) || self.host.startsWith('dns://')",message="dns is only for dns targets"
 // +kubebuilder:validation:XValidation:rule="has(self.dns) || !self.host.startsWith('dns://')",message="a dns target needs dns (at least dns.name)"
 // +kubebuilder:validation:XValidation:rule="!has(self.proxy) || !self.host.startsWith('dns://')",message="a dns target cannot use a proxy"
+// +kubebuilder:validation:XValidation:rule="!has(self.addresses) || self.addresses == 'First' || !has(self.proxy)",message="addresses Any, All and Majority cannot be used with a proxy: the proxy resolves the name"
+// +kubebuilder:validation:XValidation:rule="!has(self.addresses) || self.addresses == 'First' || !has(self.reuseConnections) || !self.reuseConnections",message="addresses Any, All and Majority cannot be used with reuseConnections: a kept connection goes to one address"
 // +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.interval) || !self.timeout.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || !self.interval.matches('^([0-9]+([.][0-9]+)?(ns|us|ms|s|m|h))+$') || duration(self.timeout) < duration(self.interval)",message="timeout must be less than interval"
 // +kubebuilder:validation:XValidation:rule="!has(self.failureWindow) || ((!has(self.failureThreshold) || self.failureThreshold == 1) && (!has(self.successThreshold) || self.successThreshold == 1))",message="failureWindow decides both ways: failureThreshold and successThreshold must be 1 (their default) with it"
 // +kubebuilder:validation:XValidation:rule="(has(self.headers) ? self.headers.map(h, h.name.size() + (has(h.value) ? h.value.size() : 0)).sum() : 0) + (has(self.body) ? self.body.size() : 0) + (has(self.conditions) ? self.conditions.map(c, c.expression.size() + (has(c.message) ? c.message.size() : 0)).sum() : 0) + (has(self.tcp) && has(self.tcp.send) ? self.tcp.send.size() : 0) + (has(self.tcp) && has(self.tcp.expect) ? self.tcp.expect.size() : 0) + (has(self.bodyMatch) ? self.bodyMatch.regex.size() : 0) + (has(self.dns) && has(self.dns.answerMatch) ? self.dns.answerMatch.map(a, a.size()).sum() : 0) <= 32768",message="the spec's headers, body, conditions, tcp.send, tcp.expect, bodyMatch.regex and dns.answerMatch together must be at most 32768 characters"
@@ -258,6 +260,22 @@ type WebCheckerSpec struct {
 	// +kubebuilder:validation:MaxLength=64
 	// +kubebuilder:validation:XValidation:rule="isIP(self) || (self.matches(r'^(\\[[0-9A-Fa-f:.]+\\]|[0-9.]+):[0-9]{1,5}$') && isIP(self.startsWith('[') ? self.substring(1, self.lastIndexOf(']')) : self.substring(0, self.lastIndexOf(':'))) && int(self.substring(self.lastIndexOf(':') + 1)) >= 1 && int(self.substring(self.lastIndexOf(':') + 1)) <= 65535)",message="dnsServer must be an IP address with an optional port, such as 10.96.0.10, 10.96.0.10:5353 or [2001:db8::53]:53"
 	DNSServer string `json:"dnsServer,omitempty"`
+
+	// Addresses says which addresses of the host's name a probe connects
+	// to. First (the default) connects as a client does: the addresses are
+	// tried in turn and the first that answers decides, so a dead address
+	// hides behind a live one. Any, All and Majority probe every address
+	// (A and AAAA records of spec.ipFamily, at most 16, the lowest first)
+	// at once within spec.timeout, each judged by the egress policy, and
+	// succeed when one of them, all of them or more than half of them
+	// succeed; status.addresses holds each address's result and the Ready
+	// message names the failing ones. Not with a proxy (which resolves the
+	// name itself) nor with reuseConnections.
+	//
+	// +optional
+	// +kubebuilder:default=First
+	// +kubebuilder:validation:Enum=First;Any;All;Majority
+	Addresses AddressMode `json:"addresses,omitempty"`
 
 	// Suspend stops probing the checker while true: no probes are sent, no
 	// per-checker metrics are exported, and Ready is Unknown with reason
@@ -453,6 +471,22 @@ const (
 	IPFamilyIPv6 IPFamily = "IPv6"
 	IPFamilyAny  IPFamily = "Any"
 )
+
+// AddressMode says which addresses of a checker's host name its probes
+// connect to, and how their results make the verdict.
+type AddressMode string
+
+// Address modes.
+const (
+	AddressesFirst    AddressMode = "First"
+	AddressesAny      AddressMode = "Any"
+	AddressesAll      AddressMode = "All"
+	AddressesMajority AddressMode = "Majority"
+)
+
+// MaxAddresses is how many addresses of a name a checker probes at most
+// (the length of status.addresses).
+const MaxAddresses = 16
 
 // HTTPHeader is one request header, with a literal value or a value read
 // from a Secret.
@@ -702,6 +736,48 @@ type WebCheckerStatus struct {
 	// +listMapKey=shard
 	// +kubebuilder:validation:MaxItems=16
 	VantagePoints []VantagePointStatus `json:"vantagePoints,omitempty"`
+
+	// Addresses holds, for a checker whose spec.addresses is Any, All or
+	// Majority, the result of the latest probe of each address of its
+	// host's name, written when one of them changes.
+	//
+	// +optional
+	// +listType=map
+	// +listMapKey=address
+	// +kubebuilder:validation:MaxItems=16
+	Addresses []AddressStatus `json:"addresses,omitempty"`
+}
+
+// AddressStatus is the result of the latest probe of one address of a
+// checker's host name.
+type AddressStatus struct {
+	// Address is the IP address probed.
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=2
+	// +kubebuilder:validation:MaxLength=45
+	Address string `json:"address"`
+
+	// Ready is True when the probe of this address succeeded, False when
+	// it failed.
+	//
+	// +required
+	// +kubebuilder:validation:Enum=True;False;Unknown
+	Ready metav1.ConditionStatus `json:"ready"`
+
+	// Reason is ProbeSucceeded, or why the probe of this address failed
+	// (the reasons of the Ready condition).
+	//
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=128
+	Reason string `json:"reason"`
+
+	// Message says what the probe of this address saw, when it failed.
+	//
+	// +optional
+	// +kubebuilder:validation:MaxLength=1024
+	Message string `json:"message,omitempty"`
 }
 
 // VantagePointStatus is the state of one replica that probes a checker,

@@ -96,6 +96,9 @@ func (b CheckBuilder) CheckForIn(ns *corev1.Namespace, wc *webcheckerv1alpha1.We
 	case webcheckerv1alpha1.IPFamilyIPv6:
 		target.IPFamily = probing.IPFamilyIPv6
 	}
+	if target.Addresses, err = addressModeOf(spec.Addresses); err != nil {
+		return scheduler.Check{}, fmt.Errorf("invalid target: %w", err)
+	}
 	if err := setKindOptions(kind, &spec, &target); err != nil {
 		return scheduler.Check{}, fmt.Errorf("invalid target: %w", err)
 	}
@@ -179,4 +182,20 @@ func ThresholdsFor(wc *webcheckerv1alpha1.WebChecker) (scheduler.Thresholds, err
 func VantagePointsOf(wc *webcheckerv1alpha1.WebChecker) int {
 	k := ptr.Deref(wc.Spec.VantagePoints, webcheckerv1alpha1.DefaultVantagePoints)
 	return int(min(max(k, 1), webcheckerv1alpha1.MaxVantagePoints))
+}
+
+// addressModeOf is the probing.AddressMode of spec.addresses (empty is
+// First, the default).
+func addressModeOf(mode webcheckerv1alpha1.AddressMode) (probing.AddressMode, error) {
+	switch mode {
+	case "", webcheckerv1alpha1.AddressesFirst:
+		return probing.AddressesFirst, nil
+	case webcheckerv1alpha1.AddressesAny:
+		return probing.AddressesAny, nil
+	case webcheckerv1alpha1.AddressesAll:
+		return probing.AddressesAll, nil
+	case webcheckerv1alpha1.AddressesMajority:
+		return probing.AddressesMajority, nil
+	}
+	return "", fmt.Errorf("unknown addresses %q (expected First, Any, All or Majority)", string(mode))
 }

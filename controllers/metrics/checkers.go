@@ -7,6 +7,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/scheduler"
 )
 
@@ -234,6 +235,12 @@ func (c *checkerCollector) newCheckerFamilies(extra []string) []checkerFamily {
 					yield(nil, float64(expiry.Unix()))
 				}
 			}),
+		probe(fqName("probe_address_success"),
+			"Whether the latest probe of each address of the checker's host name by this replica succeeded (1) or failed (0), labelled with the address; only for checkers whose spec.addresses is Any, All or Majority (probe_success is their verdict).",
+			prometheus.GaugeValue, []string{"address"}, addressValues(func(a probing.AddressResult) float64 { return boolValue(a.Success) })),
+		probe(fqName("probe_address_duration_seconds"),
+			"Duration of the latest probe of each address of the checker's host name by this replica, labelled with the address; only for checkers whose spec.addresses is Any, All or Majority.",
+			prometheus.GaugeValue, []string{"address"}, addressValues(func(a probing.AddressResult) float64 { return a.Duration.Seconds() })),
 		shardGauge(prometheus.BuildFQName(Namespace, "shard", "owned_checkers"),
 			"WebCheckers this replica owns: it writes their status, and probes them.",
 			func(s *scrape) int { return s.owned }),
@@ -308,6 +315,22 @@ func (b familyBuilder) probe(name, help string, valueType prometheus.ValueType, 
 // own.
 func probeGauge(value func(r *checkerRow) float64) func(r *checkerRow, yield func([]string, float64)) {
 	return func(r *checkerRow, yield func([]string, float64)) { yield(nil, value(r)) }
+}
+
+// addressValues yields value of each address result of a row's latest
+// probe, with the address as the series' own label.
+func addressValues(value func(a probing.AddressResult) float64) func(r *checkerRow, yield func([]string, float64)) {
+	return func(r *checkerRow, yield func([]string, float64)) {
+		addrs := r.state.Outcome.Result.Addresses
+		if len(addrs) == 0 {
+			return // most checkers: nothing allocated for them
+		}
+		own := make([]string, 1)
+		for _, a := range addrs {
+			own[0] = a.Address.String()
+			yield(own, value(a))
+		}
+	}
 }
 
 // shardGauge is a family of one series without labels.

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -31,7 +32,7 @@ import (
 var perCheckerFamilies = []string{
 	"webchecker_slo_objective", "webchecker_ready", "webchecker_probe_success", "webchecker_probe_duration_seconds",
 	"webchecker_probe_http_status_code", "webchecker_probe_last_run_timestamp_seconds", "webchecker_probes_total",
-	"webchecker_probe_ssl_earliest_cert_expiry", "webchecker_probe_ssl_last_chain_info", "webchecker_probe_ssl_cert_not_before", "webchecker_probe_client_cert_expiry", "webchecker_shard_owned_checkers", "webchecker_shard_probed_checkers",
+	"webchecker_probe_ssl_earliest_cert_expiry", "webchecker_probe_ssl_last_chain_info", "webchecker_probe_ssl_cert_not_before", "webchecker_probe_client_cert_expiry", "webchecker_probe_address_success", "webchecker_probe_address_duration_seconds", "webchecker_shard_owned_checkers", "webchecker_shard_probed_checkers",
 }
 
 // exposedSources are checkers of every kind an exposition meets: owned
@@ -44,7 +45,10 @@ func exposedSources() (*fakeSources, *metrics.CheckerLabels, *metrics.ReadyState
 	elsewhere := types.NamespacedName{Namespace: "ops", Name: "elsewhere"}
 	src := &fakeSources{
 		states: []scheduler.CheckState{
-			state(keyB, probing.Result{Reason: probing.ReasonConnectionFailed, Duration: 2 * time.Second}, 0, 3),
+			state(keyB, probing.Result{Reason: probing.ReasonConnectionFailed, Duration: 2 * time.Second, Addresses: []probing.AddressResult{
+				{Address: netip.MustParseAddr("127.0.0.2"), Reason: probing.ReasonTimeout, Duration: time.Second},
+				{Address: netip.MustParseAddr("fe80::1"), Success: true, Duration: time.Millisecond},
+			}}, 0, 3),
 			state(keyA, probing.Result{Success: true, Reason: probing.ReasonSucceeded, StatusCode: 200, Duration: 250 * time.Millisecond, CertificateExpiry: &certExpiry, ClientCertificateExpiry: &certExpiry,
 				Certificate: &probing.Certificate{NotBefore: certStart, NotAfter: certExpiry, FingerprintSHA256: "9f86d081", SerialNumber: "1f", Issuer: `Shop "CA"\n`}}, 7, 1),
 			{Key: keyC},

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"strings"
 	"sync"
@@ -156,7 +157,10 @@ func newRegistered(t *testing.T) (*metrics.Metrics, *fakeSources, *prometheus.Re
 		states: []scheduler.CheckState{
 			state(keyA, probing.Result{Success: true, Reason: probing.ReasonSucceeded, StatusCode: 200, Duration: 250 * time.Millisecond, CertificateExpiry: &certExpiry, ClientCertificateExpiry: &certExpiry,
 				Certificate: &probing.Certificate{NotBefore: certStart, NotAfter: certExpiry, FingerprintSHA256: "9f86d081", SerialNumber: "1f", Issuer: "Shop CA", Verified: true}}, 7, 1),
-			state(keyB, probing.Result{Reason: probing.ReasonConnectionFailed, Duration: 2 * time.Second}, 0, 3),
+			state(keyB, probing.Result{Reason: probing.ReasonConnectionFailed, Duration: 2 * time.Second, Addresses: []probing.AddressResult{
+				{Address: netip.MustParseAddr("127.0.0.1"), Success: true, Reason: probing.ReasonSucceeded, Duration: 20 * time.Millisecond},
+				{Address: netip.MustParseAddr("::1"), Reason: probing.ReasonConnectionFailed, Message: "refused", Duration: 2 * time.Second},
+			}}, 0, 3),
 			{Key: keyC},
 		},
 		inFlight:   2,
@@ -183,6 +187,14 @@ const checkerHeader = `
 // checkerMetricsWant is what the registry of newRegistered exports, before
 // any change to its sources.
 const checkerMetricsWant = `
+# HELP webchecker_probe_address_duration_seconds Duration of the latest probe of each address of the checker's host name by this replica, labelled with the address; only for checkers whose spec.addresses is Any, All or Majority.` + probeHelp + `
+# TYPE webchecker_probe_address_duration_seconds gauge
+webchecker_probe_address_duration_seconds{address="127.0.0.1",name="search",namespace="shop",shard="a",zone="zone-1"} 0.02
+webchecker_probe_address_duration_seconds{address="::1",name="search",namespace="shop",shard="a",zone="zone-1"} 2
+# HELP webchecker_probe_address_success Whether the latest probe of each address of the checker's host name by this replica succeeded (1) or failed (0), labelled with the address; only for checkers whose spec.addresses is Any, All or Majority (probe_success is their verdict).` + probeHelp + `
+# TYPE webchecker_probe_address_success gauge
+webchecker_probe_address_success{address="127.0.0.1",name="search",namespace="shop",shard="a",zone="zone-1"} 1
+webchecker_probe_address_success{address="::1",name="search",namespace="shop",shard="a",zone="zone-1"} 0
 # HELP webchecker_probe_client_cert_expiry Expiry (NotAfter, Unix time) of the client certificate (spec.tls.clientCertSecretRef) the checker presents, as of the latest probe by this replica; absent without one.` + probeHelp + `
 # TYPE webchecker_probe_client_cert_expiry gauge
 webchecker_probe_client_cert_expiry{name="payments",namespace="shop",shard="a",zone="zone-1"} 1.769904e+09
