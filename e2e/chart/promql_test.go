@@ -142,6 +142,7 @@ func TestChartPromQLAgainstPrometheus(t *testing.T) {
 		`count(count by (shard) (webchecker_probe_success{namespace="` + promqlNamespace + `",name="quorum-0"}))`: 3,
 		`count(webchecker_probe_ssl_earliest_cert_expiry{namespace="` + promqlNamespace + `"})`:                   1,
 		`count(webchecker_probe_client_cert_expiry{namespace="` + promqlNamespace + `"})`:                         1,
+		`count(webchecker_probe_address_success{namespace="` + promqlNamespace + `"})`:                            1,
 		`count(webchecker_slo_objective{namespace="` + promqlNamespace + `"})`:                                    1,
 		`count(webchecker_maintenance{namespace="` + promqlNamespace + `"})`:                                      2,
 		`count(webchecker_dependency_down{namespace="` + promqlNamespace + `"})`:                                  float64(len(promqlDependents)),
@@ -183,7 +184,8 @@ func TestChartPromQLAgainstPrometheus(t *testing.T) {
 }
 
 // createPromQLCheckers creates the checkers of TestChartPromQLAgainstPrometheus,
-// of every kind the expressions look at: up, down (500), https (a
+// of every kind the expressions look at: up (one probed address by
+// address), down (500), https (a
 // certificate expiry, and a client certificate's), and up from three vantage points (every replica
 // exports its probe series, with its shard); down and depending on the
 // down promqlDependency (promqlDependents), and down in an open one-off
@@ -236,6 +238,11 @@ func createPromQLCheckers(ctx context.Context, t *testing.T, c client.Client) (c
 			// Fails while broken-0, which it depends on, is down:
 			// webchecker_dependency_down exists.
 			wc.Spec.DependsOn = []string{promqlDependency}
+		}
+		if name == "healthy-0" {
+			// Probed address by address (its host is an IP address: one),
+			// so that the per-address series exist.
+			wc.Spec.Addresses = webcheckerv1alpha1.AddressesAll
 		}
 		if name == promqlMaintained {
 			// Open from a minute ago for two hours: webchecker_maintenance 1.

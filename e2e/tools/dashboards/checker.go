@@ -26,7 +26,7 @@ const vantagePointLegend = "{{shard}} {{zone}}"
 func checker() *dashboard.DashboardBuilder {
 	return dashboard.NewDashboardBuilder("WebChecker / Checker").
 		Uid("webchecker-checker").
-		Description("One WebChecker: its quorum state (Ready), success, latency and status code by vantage point, transitions, certificate.").
+		Description("One WebChecker: its quorum state (Ready), success, latency and status code by vantage point, transitions, certificate, and success and latency by address where it probes every address.").
 		Tags([]string{"webchecker"}).
 		Refresh("30s").
 		Time("now-6h", "now").
@@ -65,6 +65,10 @@ func checker() *dashboard.DashboardBuilder {
 			q{byVantagePoint + `(webchecker_probe_duration_seconds{` + checkerSelector + `})`, vantagePointLegend})).
 		WithPanel(timeseriesPanel("HTTP status code by vantage point", "Status code of the final response of each vantage point's latest probe; 0 when none was received.", unitShort,
 			q{byVantagePoint + `(webchecker_probe_http_status_code{` + checkerSelector + `})`, vantagePointLegend})).
+		WithPanel(timeseriesPanel("Success by address", "For a checker whose spec.addresses is Any, All or Majority: 1 while the latest probe of each address of its host name succeeded, 0 while it failed, at the vantage point where it did worst (status.addresses holds the owner's view). No data for a checker probed as a client connects (addresses First).", unitShort,
+			q{`min by (address) (webchecker_probe_address_success{` + checkerSelector + `})`, "{{address}}"}).Min(0).Max(1)).
+		WithPanel(timeseriesPanel("Latency by address", "For a checker whose spec.addresses is Any, All or Majority: duration of the latest probe of each address, at its slowest vantage point.", unitSeconds,
+			q{`max by (address) (webchecker_probe_address_duration_seconds{` + checkerSelector + `})`, "{{address}}"})).
 		WithPanel(timeseriesPanel("Probes by result", "Probes per second of every vantage point, by result.", unitPerSec,
 			q{`sum by (result) (rate(webchecker_probes_total{` + checkerSelector + `}[$__rate_interval]))`, "{{result}}"})).
 		WithPanel(timeseriesPanel("Probe phases, every checker (p90)", "Phase durations are measured over every checker, not per checker: this is the context this checker's latency compares with.", unitSeconds,

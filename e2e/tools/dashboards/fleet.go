@@ -57,6 +57,8 @@ func fleet() *dashboard.DashboardBuilder {
 			Max(1)).
 		WithPanel(tablePanel("Checkers down", "Checkers whose Ready condition is False, with the highest status code their vantage points got; the checker dashboard shows one in detail.", unitShort,
 			q{expr: `max by (namespace, name) (webchecker_probe_http_status_code{` + fleetSelector + `}) and on (namespace, name) (max by (namespace, name) (webchecker_ready{` + fleetSelector + `}) == 0)`})).
+		WithPanel(tablePanel("Failing addresses", "Addresses whose latest probe failed, of checkers that probe every address of their host name (spec.addresses Any, All or Majority), whether or not the checker's mode lets it stay Ready: a dead address behind a live name. The value is how many vantage points saw it fail.", unitShort,
+			q{expr: `count by (namespace, name, address) (webchecker_probe_address_success{` + fleetSelector + `} == 0)`})).
 		WithPanel(tablePanel("Failing zones", "Checkers failing from at least one zone, and from how many: zones where every vantage point of the checker failed its latest probe, whether or not the quorum holds (WebCheckerDownFromZones, when enabled, fires from its zones). Vantage points without a known zone count as one zone.", unitShort,
 			q{expr: `sort_desc(count by (namespace, name) (max by (namespace, name, zone) (webchecker_probe_success{` + fleetSelector + `}) == 0))`})).
 		WithPanel(tablePanel("Slowest checkers", "The ten checkers whose latest probe took longest, at their slowest vantage point.", unitSeconds,
