@@ -185,6 +185,15 @@ func (t Target) UsesTLS() bool {
 	return false
 }
 
+// AddressMode returns which addresses of its name a probe of t connects
+// to (TargetSpec.Addresses); AddressesFirst for the zero Target.
+func (t Target) AddressMode() AddressMode {
+	if t.b == nil {
+		return AddressesFirst
+	}
+	return t.b.Addresses
+}
+
 // CertExpiryWarning returns how long before its certificate chain expires
 // a probe of t warns (TargetSpec.CertExpiryWarning); zero for the zero
 // Target.

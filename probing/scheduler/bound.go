@@ -47,9 +47,21 @@ const (
 
 // InFlightBytes returns the bytes one probe of target holds while it is
 // in flight, by its kind and whether it speaks TLS: what it takes of the
-// memory budget. A target that was not built (which the prober refuses at
-// once) costs what the costliest kind does.
+// memory budget. A target that probes every address of its name
+// (probing.AddressMode other than First) holds one probe per address, as
+// many as probing.MaxAddresses: how many its name has is known only once
+// the probe resolved it. A target that was not built (which the prober
+// refuses at once) costs what the costliest kind does.
 func InFlightBytes(target probing.Target) int64 {
+	if target.AddressMode() != probing.AddressesFirst {
+		return probing.MaxAddresses * kindInFlightBytes(target)
+	}
+	return kindInFlightBytes(target)
+}
+
+// kindInFlightBytes is what one connection's probe of target holds, by its
+// kind.
+func kindInFlightBytes(target probing.Target) int64 {
 	tls := target.UsesTLS()
 	switch target.Kind() {
 	case probing.KindHTTP:

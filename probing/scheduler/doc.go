@@ -97,7 +97,8 @@
 // what is due: probes due per second × how long they take. What bounds it
 // is memory: every probe in flight holds the bytes its kind costs
 // (InFlightBytes, measured per kind: 24 KiB for http, 76 KiB for https,
-// up to 152 KiB for grpcs) of a budget (a weighted semaphore of
+// up to 152 KiB for grpcs; probing.MaxAddresses times that for a target
+// that probes every address of its name) of a budget (a weighted semaphore of
 // MemoryBudget(Options.MemoryLimit) bytes: a quarter of GOMEMLIMIT, 64 MiB
 // when none is set). Options.Workers, when set, bounds their number as
 // well. A due turn that finds the bound reached waits for a probe to end;
