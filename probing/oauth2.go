@@ -104,13 +104,12 @@ func newTokens(ts *transports, dnsServerOf func(*builtTarget) string) *tokens {
 // InsecureSkipVerify: the request carries the client's secret.
 func (ts *tokens) keyOf(t *builtTarget) tokenKey {
 	o := t.OAuth2
-	transport := transportKey{
-		rootCAs: string(t.TLS.RootCAs), family: t.IPFamily, egressAllow: keyOf(&t.TargetSpec).egressAllow,
-		dnsServer: t.DNSServer,
-	}
-	if t.Proxy != nil {
-		transport.proxyURL, transport.proxyCredentials = t.Proxy.URL, proxyCredentialsHash(*t.Proxy)
-	}
+	// The target's transport but for what concerns its own server: the
+	// token request verifies the endpoint with the CA bundle alone (never
+	// skipped), presents no client certificate and keeps no connection.
+	transport := keyOf(&t.TargetSpec)
+	transport.insecureSkipVerify, transport.serverName, transport.minVersion = false, "", 0
+	transport.clientCertificate, transport.clientKey, transport.reuseConnections = "", "", false
 	id, secret := o.ClientID.Reveal(), o.ClientSecret.Reveal()
 	return tokenKey{
 		tokenURL:    o.TokenURL,
