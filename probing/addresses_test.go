@@ -262,3 +262,29 @@ func withoutDurations(results []probing.AddressResult) []probing.AddressResult {
 	}
 	return out
 }
+
+// TestAddressesOfADNSServer: a dns checker whose server's name resolves
+// to two addresses probes the server at each, over UDP and TCP: the zone
+// answers on 127.0.0.1, nothing on 127.0.0.3.
+func TestAddressesOfADNSServer(t *testing.T) {
+	t.Parallel()
+	zone := newZone(t)
+	_, port, err := net.SplitHostPort(zone.Addr())
+	require.NoError(t, err)
+	names := probetest.NewTestDNSServer(t, map[string][]net.IP{"ns.multi.test": {net.IPv4(127, 0, 0, 1), net.IPv4(127, 0, 0, 3)}})
+	prober := newKindProber(t, names, probing.ProberOptions{})
+	for _, transport := range []string{"udp", "tcp"} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			spec := dnsTarget("ns.multi.test:"+port, probing.DNSOptions{Name: "a.test", Type: "A", Transport: transport})
+			spec.Addresses = probing.AddressesAll
+			res := probe(t.Context(), prober, spec)
+			require.Len(t, res.Addresses, 2)
+			assert.True(t, res.Addresses[0].Success, res.Addresses[0].Message)
+			assert.Equal(t, netip.MustParseAddr("127.0.0.3"), res.Addresses[1].Address)
+			assert.False(t, res.Addresses[1].Success)
+			assert.False(t, res.Success)
+			assert.True(t, strings.HasPrefix(res.Message, "1 of 2 addresses failing (127.0.0.3: "), res.Message)
+		})
+	}
+}
