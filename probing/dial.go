@@ -60,7 +60,8 @@ func dialTCP(ctx context.Context, d *net.Dialer, family IPFamily, addr string) (
 }
 
 // dialTarget connects a tcp, tls, grpc or dns (over TCP) probe of t to
-// addr (host:port):
+// addr (host:port), noting in seen (which may be nil) the addresses its
+// name resolved to (see resolution):
 // directly, restricted to t's IP family, or, when t has a Proxy, through a
 // tunnel the proxy opens with CONNECT (see dialThroughProxy). Through a
 // proxy, the egress policy and the IP family apply to the connection to
@@ -73,8 +74,8 @@ func dialTCP(ctx context.Context, d *net.Dialer, family IPFamily, addr string) (
 // returned as a resetConn: the server accepted it (a refused connection
 // fails with ECONNREFUSED), and whether its reset shows at the connect or
 // at the first read or write is timing, so it shows at the read or write.
-func dialTarget(ctx context.Context, d *net.Dialer, t *builtTarget, addr string) (net.Conn, error) {
-	ctx = withEgressAllowance(ctx, t)
+func dialTarget(ctx context.Context, d *net.Dialer, t *builtTarget, addr string, seen *resolution) (net.Conn, error) {
+	ctx = seen.trace(withEgressAllowance(ctx, t))
 	d = resolvingWith(d, t.DNSServer)
 	if t.Proxy != nil {
 		return dialThroughProxy(ctx, d, t.IPFamily, *t.Proxy, nil, addr)

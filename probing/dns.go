@@ -77,10 +77,14 @@ func (p *DNSProber) Probe(ctx context.Context, t Target) Result {
 	if err != nil {
 		return finish(Result{Reason: ReasonInvalidTarget, Message: err.Error()}, start)
 	}
-	return finish(p.probe(ctx, b, start), start)
+	var seen resolution
+	seen.watchAddr(b.addr, false) // a dns target has no proxy
+	res := finish(p.probe(ctx, b, &seen, start), start)
+	res.ResolvedAddresses = seen.addresses()
+	return res
 }
 
-func (p *DNSProber) probe(ctx context.Context, t *builtTarget, start time.Time) Result {
+func (p *DNSProber) probe(ctx context.Context, t *builtTarget, seen *resolution, start time.Time) Result {
 	q, err := newDNSQuery(t)
 	if err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: "invalid target: " + err.Error()}
@@ -88,7 +92,7 @@ func (p *DNSProber) probe(ctx context.Context, t *builtTarget, start time.Time) 
 
 	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
-	resp, err := p.exchange(probeCtx, t, q)
+	resp, err := p.exchange(probeCtx, t, q, seen)
 	latency := time.Since(start)
 	if err != nil {
 		return p.failure(ctx, probeCtx, t, q, err)
@@ -145,9 +149,10 @@ func (p *DNSProber) maxText() int {
 	return int(min(p.opts.BodyLimit, 1<<40) * DNSTextPerBodyByte)
 }
 
-// exchange sends q to its server and reads the response, within ctx.
-func (p *DNSProber) exchange(ctx context.Context, t *builtTarget, q *dnsQuery) (*dnsResponse, error) {
-	conn, err := p.dial(ctx, t, q.addr)
+// exchange sends q to its server and reads the response, within ctx,
+// noting in seen the addresses the server's name resolved to.
+func (p *DNSProber) exchange(ctx context.Context, t *builtTarget, q *dnsQuery, seen *resolution) (*dnsResponse, error) {
+	conn, err := p.dial(ctx, t, q.addr, seen)
 	if err != nil {
 		return nil, err
 	}
@@ -166,10 +171,11 @@ func (p *DNSProber) exchange(ctx context.Context, t *builtTarget, q *dnsQuery) (
 }
 
 // dial connects to the DNS server at addr (host:port) over t's transport,
-// restricted to t's IP family, with the egress policy.
-func (p *DNSProber) dial(ctx context.Context, t *builtTarget, addr string) (net.Conn, error) {
+// restricted to t's IP family, with the egress policy; seen notes the
+// addresses the server's name resolved to.
+func (p *DNSProber) dial(ctx context.Context, t *builtTarget, addr string, seen *resolution) (net.Conn, error) {
 	if t.DNS.Transport == "tcp" {
-		return dialTarget(ctx, p.dialer, t, addr)
+		return dialTarget(ctx, p.dialer, t, addr, seen)
 	}
 	network := "udp"
 	switch t.IPFamily {
@@ -178,7 +184,7 @@ func (p *DNSProber) dial(ctx context.Context, t *builtTarget, addr string) (net.
 	case IPFamilyIPv6:
 		network = "udp6"
 	}
-	return resolvingWith(p.dialer, t.DNSServer).DialContext(withEgressAllowance(ctx, t), network, pinnedDialAddress(ctx, addr))
+	return resolvingWith(p.dialer, t.DNSServer).DialContext(seen.trace(withEgressAllowance(ctx, t)), network, pinnedDialAddress(ctx, addr))
 }
 
 // exchangeUDP sends q in one datagram and returns the first response with

@@ -70,10 +70,14 @@ func (p *GRPCProber) Probe(ctx context.Context, t Target) Result {
 	if err != nil {
 		return finish(Result{Reason: ReasonInvalidTarget, Message: err.Error()}, start)
 	}
-	return finish(p.probe(ctx, b, start), start)
+	var seen resolution
+	seen.watch(b.url.Hostname(), b.Proxy != nil)
+	res := finish(p.probe(ctx, b, &seen, start), start)
+	res.ResolvedAddresses = seen.addresses()
+	return res
 }
 
-func (p *GRPCProber) probe(ctx context.Context, t *builtTarget, start time.Time) Result {
+func (p *GRPCProber) probe(ctx context.Context, t *builtTarget, seen *resolution, start time.Time) Result {
 	prefix := "health check of " + strconv.Quote(t.redacted)
 	if t.GRPC.Service != "" {
 		prefix += " (service " + strconv.Quote(t.GRPC.Service) + ")"
@@ -85,7 +89,7 @@ func (p *GRPCProber) probe(ctx context.Context, t *builtTarget, start time.Time)
 	rec := &connFailure{}
 	client, err := grpc.NewClient("passthrough:///"+t.url.Host,
 		grpc.WithTransportCredentials(p.credentials(t, rec)),
-		grpc.WithContextDialer(p.dial(probeCtx, t, rec)),
+		grpc.WithContextDialer(p.dial(probeCtx, t, rec, seen)),
 		grpc.WithNoProxy(),
 		grpc.WithDisableRetry(),
 		grpc.WithDisableServiceConfig(),
@@ -145,14 +149,15 @@ func (p *GRPCProber) credentials(t *builtTarget, rec *connFailure) credentials.T
 }
 
 // dial returns the dialer of a probe's client: dialTarget, bounded by the
-// probe's context as well as gRPC's, its error recorded in rec.
-func (p *GRPCProber) dial(probeCtx context.Context, t *builtTarget, rec *connFailure) func(context.Context, string) (net.Conn, error) {
+// probe's context as well as gRPC's, its error recorded in rec and its
+// name's addresses in seen.
+func (p *GRPCProber) dial(probeCtx context.Context, t *builtTarget, rec *connFailure, seen *resolution) func(context.Context, string) (net.Conn, error) {
 	return func(ctx context.Context, addr string) (net.Conn, error) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
 		stop := context.AfterFunc(probeCtx, cancel)
 		defer stop()
-		conn, err := dialTarget(ctx, p.dialer, t, addr)
+		conn, err := dialTarget(ctx, p.dialer, t, addr, seen)
 		if err != nil {
 			rec.set(err)
 			return nil, err

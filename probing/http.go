@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -219,8 +220,10 @@ func (p *HTTPProber) Probe(ctx context.Context, t Target) Result {
 		return finish(Result{Reason: ReasonInvalidTarget, Message: err.Error()}, start)
 	}
 	pc := &probeContext{followRedirects: b.FollowRedirects}
+	pc.tracer.resolved.watch(b.url.Hostname(), b.Proxy != nil)
 	res := finish(p.probe(ctx, b, pc, start), start)
 	res.Phases = pc.tracer.finish()
+	res.ResolvedAddresses = pc.tracer.resolved.addresses()
 	return res
 }
 
@@ -264,11 +267,13 @@ func (p *HTTPProber) probe(ctx context.Context, t *builtTarget, pc *probeContext
 	if err != nil && !errors.Is(err, io.EOF) {
 		res := p.failure(ctx, probeCtx, t, u, resp.Request, true, fmt.Errorf("read response body: %w", err))
 		res.StatusCode = resp.StatusCode
+		res.FinalURL = finalURL(resp.Request.URL)
 		return res
 	}
 
 	res := judge(probeCtx, t, resp, body)
 	res.StatusCode = resp.StatusCode
+	res.FinalURL = finalURL(resp.Request.URL)
 	if res.Success && t.Judge != nil {
 		answer := &Answer{
 			Kind:    KindHTTP,
@@ -391,4 +396,22 @@ func unexpectedStatusMessage(code int, expected []int) string {
 		codes[i] = strconv.Itoa(c)
 	}
 	return fmt.Sprintf("unexpected status code %d (expected one of %s)", code, strings.Join(codes, ", "))
+}
+
+// finalURL is u, the URL of a probe's final response, as Result.FinalURL
+// keeps it: without user information, at most MaxFinalURLBytes.
+func finalURL(u *url.URL) string {
+	if u == nil {
+		return ""
+	}
+	if u.User != nil {
+		bare := *u
+		bare.User = nil
+		u = &bare
+	}
+	s := u.String()
+	if len(s) > MaxFinalURLBytes {
+		s = s[:MaxFinalURLBytes]
+	}
+	return s
 }

@@ -105,7 +105,7 @@ func TestDialTargetThroughProxy(t *testing.T) {
 		for name, tc := range tests {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
-				conn, err := dialTarget(t.Context(), d, &builtTarget{TargetSpec: TargetSpec{Proxy: tc.proxy}}, tc.target)
+				conn, err := dialTarget(t.Context(), d, &builtTarget{TargetSpec: TargetSpec{Proxy: tc.proxy}}, tc.target, nil)
 				if tc.wantStatus == 0 && tc.wantErr == "" {
 					require.NoError(t, err)
 					t.Cleanup(func() { _ = conn.Close() })
@@ -144,7 +144,7 @@ func TestDialTargetProxyEgress(t *testing.T) {
 
 	// The policy judges the proxy's address: a denied proxy is not
 	// reached, whatever the target.
-	_, err := dialTarget(t.Context(), d, &builtTarget{TargetSpec: TargetSpec{Proxy: &Proxy{URL: deniedProxy.URL()}}}, allowedTarget)
+	_, err := dialTarget(t.Context(), d, &builtTarget{TargetSpec: TargetSpec{Proxy: &Proxy{URL: deniedProxy.URL()}}}, allowedTarget, nil)
 	require.Error(t, err)
 	assert.Equal(t, ReasonEgressDenied, classify(err))
 	assert.Equal(t, fmt.Sprintf("proxy %q unreachable: dial tcp %s: egress to 127.0.0.2 denied: denied range 127.0.0.2/32 (--deny-cidrs)",
@@ -152,9 +152,9 @@ func TestDialTargetProxyEgress(t *testing.T) {
 	assert.Zero(t, deniedProxy.Requests())
 
 	// Not the target's: reaching it is the proxy's job.
-	_, err = dialTarget(t.Context(), d, &builtTarget{TargetSpec: TargetSpec{}}, deniedTarget)
+	_, err = dialTarget(t.Context(), d, &builtTarget{TargetSpec: TargetSpec{}}, deniedTarget, nil)
 	require.Equal(t, ReasonEgressDenied, classify(err), "directly: %v", err)
-	conn, err := dialTarget(t.Context(), d, &builtTarget{TargetSpec: TargetSpec{Proxy: &Proxy{URL: allowedProxy.URL()}}}, deniedTarget)
+	conn, err := dialTarget(t.Context(), d, &builtTarget{TargetSpec: TargetSpec{Proxy: &Proxy{URL: allowedProxy.URL()}}}, deniedTarget, nil)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = conn.Close() })
 	assert.Equal(t, "through the proxy", roundTrip(t, conn, "through the proxy"))
@@ -193,7 +193,7 @@ func TestDialTargetKeepsTunnelBytesAfterHeader(t *testing.T) {
 					got, _ := io.ReadAll(br)
 					_, _ = c.Write(append([]byte("echo: "), got...))
 				})
-				conn, err := dialTarget(t.Context(), newDialer(ProberOptions{}), &builtTarget{TargetSpec: TargetSpec{Proxy: &Proxy{URL: proxy}}}, "db.test:5432")
+				conn, err := dialTarget(t.Context(), newDialer(ProberOptions{}), &builtTarget{TargetSpec: TargetSpec{Proxy: &Proxy{URL: proxy}}}, "db.test:5432", nil)
 				require.NoError(t, err)
 				t.Cleanup(func() { _ = conn.Close() })
 				got := roundTrip(t, conn, "ping")
@@ -223,7 +223,7 @@ func TestDialTargetProxyFailures(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			proxy := fakeProxy(t, []byte(tc.reply), nil)
-			_, err := dialTarget(t.Context(), newDialer(ProberOptions{}), &builtTarget{TargetSpec: TargetSpec{Proxy: &Proxy{URL: proxy}}}, "db.test:5432")
+			_, err := dialTarget(t.Context(), newDialer(ProberOptions{}), &builtTarget{TargetSpec: TargetSpec{Proxy: &Proxy{URL: proxy}}}, "db.test:5432", nil)
 			require.Error(t, err)
 			assert.Equal(t, ReasonProxyFailed, classify(err))
 			assert.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("proxy %q ", proxy)), err.Error())
@@ -241,14 +241,14 @@ func TestDialTargetProxyTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 200*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	_, err := dialTarget(ctx, d, &builtTarget{TargetSpec: TargetSpec{Proxy: proxy}}, "db.test:5432")
+	_, err := dialTarget(ctx, d, &builtTarget{TargetSpec: TargetSpec{Proxy: proxy}}, "db.test:5432", nil)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	assert.Less(t, time.Since(start), 200*time.Millisecond+2*time.Second)
 
 	ctx, cancel = context.WithCancel(t.Context())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start = time.Now()
-	_, err = dialTarget(ctx, d, &builtTarget{TargetSpec: TargetSpec{Proxy: proxy}}, "db.test:5432")
+	_, err = dialTarget(ctx, d, &builtTarget{TargetSpec: TargetSpec{Proxy: proxy}}, "db.test:5432", nil)
 	assert.ErrorIs(t, err, context.Canceled)
 	assert.Less(t, time.Since(start), 100*time.Millisecond+2*time.Second)
 }
@@ -270,7 +270,7 @@ func TestDialTargetHTTPSProxy(t *testing.T) {
 
 	// A proxy certificate that does not verify fails the proxy, not the
 	// target's TLS.
-	_, err = dialTarget(t.Context(), d, &builtTarget{TargetSpec: TargetSpec{Proxy: &p}}, target)
+	_, err = dialTarget(t.Context(), d, &builtTarget{TargetSpec: TargetSpec{Proxy: &p}}, target, nil)
 	require.Error(t, err)
 	assert.Equal(t, ReasonProxyFailed, classify(err))
 	assert.Contains(t, err.Error(), fmt.Sprintf("proxy %q unreachable: tls: failed to verify certificate", proxy.URL()))

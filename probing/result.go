@@ -2,6 +2,7 @@ package probing
 
 import (
 	"context"
+	"net/netip"
 	"strings"
 	"time"
 	"unicode"
@@ -170,7 +171,28 @@ type Result struct {
 	// nil otherwise. Its outcomes (not their durations) are part of the
 	// outcome (SameOutcome).
 	Addresses []AddressResult
+	// ResolvedAddresses are the addresses the target's host name resolved
+	// to for this probe (for a dns target, the name of its DNS server),
+	// sorted, without duplicates, at most MaxResolvedAddresses; the
+	// address itself for a host that is an IP literal. It is nil when the
+	// probe did not resolve the name: the lookup failed, a kept-alive
+	// connection was reused, or the target goes through a proxy (which
+	// resolves it). The probe learns them from its own dial, without a
+	// query of its own. They are not part of the outcome (SameOutcome),
+	// nor of any message: round-robin DNS must not rewrite a status, and
+	// the addresses are the DNS server's answer.
+	ResolvedAddresses []netip.Addr
+	// FinalURL is the URL of the final response of an http or https probe
+	// (the target's URL, or the last redirect's location when redirects
+	// are followed), without user information and cut to MaxFinalURLBytes;
+	// "" when no final response was received, and for the other kinds. A
+	// redirect location is the server's choice: it is kept to tell that it
+	// changed, never printed. Not part of the outcome (SameOutcome).
+	FinalURL string
 }
+
+// MaxFinalURLBytes bounds Result.FinalURL, in bytes.
+const MaxFinalURLBytes = 2048
 
 // SameOutcome reports whether r and o describe the same observable outcome,
 // ignoring how long the probes took.

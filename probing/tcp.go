@@ -47,14 +47,18 @@ func (p *TCPProber) Probe(ctx context.Context, t Target) Result {
 	if err != nil {
 		return finish(Result{Reason: ReasonInvalidTarget, Message: err.Error()}, start)
 	}
-	return finish(p.probe(ctx, b, start), start)
+	var seen resolution
+	seen.watchAddr(b.addr, b.Proxy != nil)
+	res := finish(p.probe(ctx, b, &seen, start), start)
+	res.ResolvedAddresses = seen.addresses()
+	return res
 }
 
-func (p *TCPProber) probe(ctx context.Context, t *builtTarget, start time.Time) Result {
+func (p *TCPProber) probe(ctx context.Context, t *builtTarget, seen *resolution, start time.Time) Result {
 	probeCtx, cancel := context.WithTimeout(ctx, t.Timeout)
 	defer cancel()
 
-	raw, err := dialTarget(probeCtx, p.dialer, t, t.addr)
+	raw, err := dialTarget(probeCtx, p.dialer, t, t.addr, seen)
 	if err != nil {
 		return p.failure(ctx, probeCtx, t, "connect", err)
 	}

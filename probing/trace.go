@@ -107,6 +107,9 @@ type phaseTracer struct {
 	gotAnswer bool
 	// done is set by finish: later callbacks of abandoned dials are ignored.
 	done bool
+	// resolved notes the addresses the target's host name resolved to
+	// (see resolution); it has a lock of its own.
+	resolved resolution
 }
 
 // tracerOf returns the phase tracer of a probe's request context, or a
@@ -122,8 +125,8 @@ func tracerOf(ctx context.Context) *phaseTracer {
 // net/http's own transport sends (see tracedTransport).
 func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		DNSStart:             func(httptrace.DNSStartInfo) { t.dnsStarted() },
-		DNSDone:              func(httptrace.DNSDoneInfo) { t.dnsDone() },
+		DNSStart:             t.dnsStarted,
+		DNSDone:              t.dnsDone,
 		ConnectStart:         func(string, string) { t.connectStarted() },
 		ConnectDone:          func(_, _ string, err error) { t.connectDone(err) },
 		TLSHandshakeStart:    func() { t.start(&t.tlsStart) },
@@ -139,16 +142,22 @@ func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
 // its requests to t itself.
 func (t *phaseTracer) dialTrace() *httptrace.ClientTrace {
 	return &httptrace.ClientTrace{
-		DNSStart:     func(httptrace.DNSStartInfo) { t.dnsStarted() },
-		DNSDone:      func(httptrace.DNSDoneInfo) { t.dnsDone() },
+		DNSStart:     t.dnsStarted,
+		DNSDone:      t.dnsDone,
 		ConnectStart: func(string, string) { t.connectStarted() },
 		ConnectDone:  func(_, _ string, err error) { t.connectDone(err) },
 	}
 }
 
-func (t *phaseTracer) dnsStarted() { t.start(&t.dnsStart) }
+func (t *phaseTracer) dnsStarted(info httptrace.DNSStartInfo) {
+	t.start(&t.dnsStart)
+	t.resolved.started(info.Host)
+}
 
-func (t *phaseTracer) dnsDone() { t.end(&t.dnsStart, PhaseDNS) }
+func (t *phaseTracer) dnsDone(info httptrace.DNSDoneInfo) {
+	t.end(&t.dnsStart, PhaseDNS)
+	t.resolved.done(info)
+}
 
 // connectStarted starts the connect phase. With several addresses a
 // dialer may race connections (happy eyeballs): the phase runs from the
