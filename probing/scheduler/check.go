@@ -66,7 +66,11 @@ type Outcome struct {
 	Key types.NamespacedName
 	// Generation is the Check.Generation the probe was run for.
 	Generation int64
-	// Result is what the prober reported.
+	// Result is what the prober reported, but for two things: its
+	// FinalURL is cleared (the scheduler keeps a hash of it, see Change),
+	// and the message of a failure that follows a change of the target
+	// within ChangeHorizon says so at its end ("(certificate changed 4m
+	// before)"), the same ending for every failure of its streak.
 	Result probing.Result
 	// Time is when the probe finished, read from the scheduler's clock.
 	Time time.Time
@@ -90,6 +94,12 @@ type Outcome struct {
 	// it) was reached, or it started more than LateThreshold after it was
 	// due. The replica cannot keep up with its checks.
 	Behind bool
+	// Change is the latest change of what the probes of this revision of
+	// the check saw of its target (addresses, certificate, final redirect
+	// location), on every outcome from the one that saw it on; nil while
+	// there was none. An outcome that carries another Change than the one
+	// before it is notified. It is forgotten as the streak is.
+	Change *TargetChange
 }
 
 // Reached reports whether o's streak is at least as long as the threshold
@@ -99,11 +109,12 @@ func (o Outcome) Reached(t Thresholds) bool {
 }
 
 // changedFrom reports whether o must be notified given the previously stored
-// outcome prev: a new generation, another result, or a change of whether
-// the check's turns are kept (Overran, Behind).
+// outcome prev: a new generation, another result, a change of whether
+// the check's turns are kept (Overran, Behind), or a new change of the
+// target.
 func (o Outcome) changedFrom(prev Outcome) bool {
 	return prev.Generation != o.Generation || !prev.Result.SameOutcome(o.Result) ||
-		prev.Overran != o.Overran || prev.Behind != o.Behind
+		prev.Overran != o.Overran || prev.Behind != o.Behind || prev.Change != o.Change
 }
 
 // ProbeCounts counts the stored outcomes of a check, by success.

@@ -344,6 +344,7 @@ func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 	case e.rev == p.flight.rev:
 		if p.ctx.Err() == nil { // not cancelled by shutdown
 			e.setPace(&out, p.start, p.behind, p.flight.overran)
+			e.watchTarget(&out, e.outcome, &s.changes)
 			changed = e.setOutcome(&out)
 			if res.Success {
 				e.counts.Successes++

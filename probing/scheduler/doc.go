@@ -114,6 +114,23 @@
 // notified as any other change of the Outcome, so that the consumer can
 // report it; the probes that keep their turns notify nothing more.
 //
+// # What changed at the target
+//
+// Each check remembers what its latest probes saw of the target's
+// identity: the addresses its name resolved to, the SHA-256 fingerprint
+// of the server's certificate and a hash of the final URL of an HTTP
+// probe, each as the latest probe that observed it saw it (a probe that
+// resolved nothing, shook no hands or got no response leaves it alone).
+// A probe that sees a part differ makes a TargetChange, numbered across
+// the scheduler, which every Outcome of the check carries from then on
+// and whose arrival is notified although the outcome is otherwise the
+// same (a certificate rotated with the same expiry). The failure streak
+// that starts within ChangeHorizon after a change ends its messages with
+// it ("(certificate changed 4m before)"), the same words for the whole
+// streak; the success after such a streak consumes the change. None of
+// it is kept beyond a few fixed-size values per check, and it is
+// forgotten with the outcome.
+//
 // # Fairness between namespaces
 //
 // A namespace may hold at most Options.NamespaceShare of the bound at once

@@ -13,7 +13,8 @@ import (
 
 // Disown is called when this replica stops owning key (Options.Owns turned
 // false): a probe in flight is cancelled at once and its result discarded,
-// and the Outcome is forgotten with its streak, so that nothing measured
+// and the Outcome is forgotten with its streak and what its probes saw of
+// the target (see TargetChange), so that nothing measured
 // before the loss is reported or counted if the check comes back. Unlike Remove, the check stays
 // scheduled on its grid: once Owns reports it owned again it is probed at
 // its next grid point, without another Upsert. Disowning an unknown key is
@@ -22,7 +23,7 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 	s.mu.Lock()
 	e, exists := s.checks[key]
 	if exists {
-		e.outcome, e.probed = nil, false
+		e.outcome, e.probed, e.target = nil, false, nil
 		if f := s.flights[key]; f != nil {
 			f.cancel()
 		}
@@ -37,7 +38,8 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 // TakeOver is called when the caller found the state of key written by
 // another replica after the outcome it holds, the one that finished at
 // seen (a take-over the ring did not report, or ownership that came back
-// before its loss was handled): that outcome is forgotten with its streak,
+// before its loss was handled): that outcome is forgotten with its streak
+// and what the probes saw of the target (see TargetChange),
 // so that it is never reported again and the next streak starts from what
 // the other replica wrote. The next probe's outcome is notified, as a first
 // one, whatever its result. A newer outcome (finished after seen), an
@@ -50,7 +52,7 @@ func (s *Scheduler) TakeOver(key types.NamespacedName, seen time.Time) {
 	e := s.checks[key]
 	forgot := e != nil && e.outcome != nil && !e.outcome.Time.After(seen)
 	if forgot {
-		e.outcome = nil
+		e.outcome, e.target = nil, nil
 	}
 	s.mu.Unlock()
 

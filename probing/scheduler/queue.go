@@ -45,6 +45,10 @@ type entry struct {
 	// behindAt and overranAt are when the latest probe that started late,
 	// and the latest that overran, were started (zero: none); see setPace.
 	behindAt, overranAt time.Time
+	// target is what the probes of this revision saw of the check's
+	// target (see watchTarget), nil before one saw anything; it is
+	// forgotten with the outcome.
+	target *targetState
 }
 
 // PaceHold is how many intervals Outcome.Behind and Outcome.Overran stay

@@ -72,8 +72,8 @@ type Options struct {
 	// probed but stays scheduled. Nil means every check is owned.
 	Owns func(key types.NamespacedName, vantagePoints int) bool
 	// Notify is called by the worker after it stored an Outcome for key
-	// that differs from the previous one (its result, or its Overran or
-	// Behind mark), is the first one, or whose
+	// that differs from the previous one (its result, its Overran or
+	// Behind mark, or a new Outcome.Change), is the first one, or whose
 	// streak reached the threshold of its verdict. It is called
 	// without any scheduler lock held and may block, for example on a
 	// channel send, and may call Upsert, Remove and Latest; while it blocks
@@ -149,6 +149,8 @@ type Scheduler struct {
 	flights map[types.NamespacedName]*flight // probes in flight, by key
 	queue   dueQueue
 	lastRev uint64
+	// changes is the Seq of the latest TargetChange seen.
+	changes uint64
 }
 
 // New validates opts, applies the defaults and returns a Scheduler that is

@@ -37,6 +37,12 @@ func (h *streakHarness) probe(t *testing.T, success, notify bool) scheduler.Outc
 	if !success {
 		res = probing.Result{Reason: probing.ReasonUnexpectedStatus, Message: "status 503", StatusCode: 503}
 	}
+	return h.probeWith(t, res, notify)
+}
+
+// probeWith is probe with the result res.
+func (h *streakHarness) probeWith(t *testing.T, res probing.Result, notify bool) scheduler.Outcome {
+	t.Helper()
 	h.prober.setResult(h.c.Target.URL(), res)
 	before := len(h.notified())
 	if h.count == 0 {
