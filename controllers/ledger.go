@@ -5,15 +5,18 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/networkio/webchecker/probing/scheduler"
 )
 
 // ledger is what the reconciler remembers in memory about each checker's
 // status writes, beside the probe facts the scheduler keeps (outcomes and
 // their streaks): which copies of the status it wrote or found written by
-// another replica, and since when it has been waiting to write (the
-// Pending grace, the quorum hold-back, the message period). Nothing of it
-// is written to the status, and it does not survive a restart: a replica
-// that starts over starts from the stored status.
+// another replica, since when it has been waiting to write (the Pending
+// grace, the quorum hold-back, the message period), and which changes of
+// its target it recorded an Event of, and when (see targetChange).
+// Nothing of it is written to the status, and it does not survive a
+// restart: a replica that starts over starts from the stored status.
 //
 // Every record is of one generation of its checker: a new generation
 // starts a new record. It is safe for concurrent use.
@@ -46,6 +49,13 @@ type record struct {
 	// put behind the others, until this replica writes the status (see
 	// holdRename).
 	renameHeld bool
+	// changeSeq is the number of the latest change of the checker's target
+	// taken into account, heldChange the changes not recorded yet (folded
+	// into one, nil for none) and changeRecorded when the latest
+	// TargetChanged Event was recorded (see targetChange).
+	changeSeq      uint64
+	heldChange     *scheduler.TargetChange
+	changeRecorded time.Time
 }
 
 func newLedger() *ledger {

@@ -160,7 +160,9 @@ func (r *WebCheckerReconciler) now() time.Time {
 // Reconcile brings one WebChecker's schedule and status up to date. It
 // first decides what this replica does with the checker (plan), then
 // applies the decision to the scheduler once, then computes the status
-// (desiredStatus) and writes it. A checker whose namespace holds its share
+// (desiredStatus) and writes it. The owner records the Event of a change
+// of the checker's target whether or not it writes the status (see
+// reportTargetChange). A checker whose namespace holds its share
 // of the reconcile workers (Limits.ReconcileShare) is requeued for later,
 // and so is a status write over the namespace's share or within the
 // checker's MessagePeriod; a write that only renames status.shard goes
@@ -202,10 +204,16 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		}
 	}
 	v := statusView{wc: wc, p: p, shard: r.Ownership.ShardID(), now: r.now()}
+	var changeWait time.Duration
 	if !p.suspended {
 		v.latest = r.outcome(wc, p)
 		if p.probes {
 			r.reportPace(wc, v.latest, p)
+			if p.owned {
+				// The owner's own outcome, with one vantage point or
+				// several; whether or not the status is written.
+				changeWait = r.reportTargetChange(wc, v.latest)
+			}
 		}
 	}
 	if p.vantage != nil && !p.suspended && p.probes && v.latest != nil {
@@ -223,7 +231,7 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if v.maintenance, err = r.maintenanceOf(ctx, wc, v.now); err != nil {
 		return ctrl.Result{}, err
 	}
-	again := maintenanceRequeue(v.maintenance, v.now)
+	again := sooner(maintenanceRequeue(v.maintenance, v.now), changeWait)
 	u := desiredStatus(v)
 	if wait := r.writeDelay(wc, u, p); wait > 0 {
 		return ctrl.Result{RequeueAfter: sooner(wait, again)}, nil
