@@ -182,7 +182,7 @@ func (p *KindProber) resolveAll(ctx context.Context, t *builtTarget, host string
 // message names the failing addresses ("1 of 3 addresses failing
 // (127.0.0.3: ...)"), after ReadyMessage when it succeeds anyway; its
 // certificate expiry is the earliest of any address's. Result.Addresses
-// holds every address's own result.
+// holds every address's own result, Result.ResolvedAddresses addrs.
 func combineAddresses(mode AddressMode, addrs []netip.Addr, results []Result) Result {
 	each := make([]AddressResult, len(addrs))
 	succeeded, firstOK, firstFailed := 0, -1, -1
@@ -223,6 +223,7 @@ func combineAddresses(mode AddressMode, addrs []netip.Addr, results []Result) Re
 	}
 	res.CertificateExpiry = expiry
 	res.Addresses = each
+	res.ResolvedAddresses = addrs // the name's, not the pinned dial's
 	return res
 }
 

@@ -88,6 +88,8 @@ func TestAddressModes(t *testing.T) {
 			assert.Equal(t, tc.reason, res.Reason)
 			assert.Equal(t, tc.message, res.Message)
 			assert.Equal(t, tc.addresses, withoutDurations(res.Addresses))
+			assert.Equal(t, []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("127.0.0.2"), netip.MustParseAddr("127.0.0.3")}, res.ResolvedAddresses,
+				"the name's addresses, whichever mode")
 			if tc.success {
 				assert.Equal(t, 200, res.StatusCode, "the status code of the address that decided")
 			}

@@ -12,8 +12,9 @@ import (
 
 // MaxResolvedAddresses bounds Result.ResolvedAddresses: a name that
 // resolves to more keeps the lowest ones (in netip.Addr order), so that
-// the same answer always gives the same list.
-const MaxResolvedAddresses = 16
+// the same answer always gives the same list. It is MaxAddresses: the
+// addresses reported are those a probe of every address probes.
+const MaxResolvedAddresses = MaxAddresses
 
 // resolution notes the addresses that a probe's host name resolved to, as
 // net.Dialer reports them to the httptrace hooks of a dial's context
