@@ -2,6 +2,7 @@ package conditions
 
 import (
 	"encoding/json"
+	"math"
 	"runtime"
 	"strings"
 	"testing"
@@ -28,19 +29,31 @@ func TestJSONMemoryIsAnUpperBound(t *testing.T) {
 		"nested objects": strings.Repeat(`{"":`, 9999) + "1" + strings.Repeat("}", 9999),
 		"typical":        list(`{"name":"service-a","status":"ok","latency":12.5,"tags":["x","y"]}`),
 	} {
-		var v any
-		var before, after runtime.MemStats
-		runtime.GC()
-		runtime.ReadMemStats(&before)
-		if err := json.Unmarshal([]byte(body), &v); err != nil {
-			t.Fatal(name, err)
+		// The least of three measures: what the rest of the process
+		// allocates meanwhile (a test server's goroutine, the race
+		// detector) only ever adds to one.
+		live := int64(math.MaxInt64)
+		for range 3 {
+			live = min(live, decodedLive(t, name, body))
 		}
-		runtime.GC()
-		runtime.ReadMemStats(&after)
-		live := int64(after.HeapAlloc) - int64(before.HeapAlloc)
-		runtime.KeepAlive(v)
 		t.Logf("%-14s %7d bytes: decoded %5.1f bytes per byte, estimated %5.1f", name, len(body),
 			float64(live)/float64(len(body)), float64(jsonMemory([]byte(body)))/float64(len(body)))
 		assert.GreaterOrEqual(t, jsonMemory([]byte(body)), live, name)
 	}
+}
+
+// decodedLive is the live heap that the value encoding/json decodes from
+// body holds, measured between two collections.
+func decodedLive(t *testing.T, name, body string) int64 {
+	var v any
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := json.Unmarshal([]byte(body), &v); err != nil {
+		t.Fatal(name, err)
+	}
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	runtime.KeepAlive(v)
+	return int64(after.HeapAlloc) - int64(before.HeapAlloc)
 }
