@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unique"
+	"unsafe"
 
 	"golang.org/x/net/dns/dnsmessage"
 )
@@ -50,6 +52,36 @@ type builtTarget struct {
 	dns *builtDNS
 	// clientExpiry is when TLS.ClientCertificate expires; nil without one.
 	clientExpiry *time.Time
+	// transport is the key of the transport of an http or https target's
+	// probes (see keyOf), worked out once: a probe neither copies its CA
+	// bundle nor hashes its proxy's credentials.
+	transport transportKey
+	// rootCAs and clientCertificate hold TLS.RootCAs and
+	// TLS.ClientCertificate, which share their bytes (see interned): the
+	// checkers that trust one CA bundle keep one copy of it.
+	rootCAs, clientCertificate unique.Handle[string]
+}
+
+// intern makes b's CA bundle and client certificate share the bytes of
+// every other target's equal ones, and works out its transport key. The
+// bytes are never written to: Spec copies them.
+func (b *builtTarget) intern() {
+	b.rootCAs = unique.Make(string(b.TLS.RootCAs))
+	b.clientCertificate = unique.Make(string(b.TLS.ClientCertificate))
+	b.TLS.RootCAs = interned(b.rootCAs)
+	b.TLS.ClientCertificate = interned(b.clientCertificate)
+	b.transport = keyOf(&b.TargetSpec)
+	b.transport.rootCAs, b.transport.clientCertificate = b.rootCAs.Value(), b.clientCertificate.Value()
+}
+
+// interned returns the bytes of h's string, without a copy, nil for the
+// empty string. They must not be changed.
+func interned(h unique.Handle[string]) []byte {
+	s := h.Value()
+	if s == "" {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // builtDNS is what NewTarget works out for a dns target.
@@ -96,6 +128,7 @@ func build(spec TargetSpec) (*builtTarget, error) {
 	}
 	u.Host = strings.TrimSuffix(u.Host, ":")
 	b := &builtTarget{TargetSpec: spec, kind: kind, url: u, redacted: redactURL(u)}
+	b.intern()
 	if b.redacted == spec.URL {
 		b.redacted = b.URL // shared with the spec's, not a copy of its own
 	}

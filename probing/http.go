@@ -228,7 +228,7 @@ func (p *HTTPProber) Probe(ctx context.Context, t Target) Result {
 }
 
 func (p *HTTPProber) probe(ctx context.Context, t *builtTarget, pc *probeContext, start time.Time) Result {
-	client, err := p.transports.client(keyOf(&t.TargetSpec), t.Proxy)
+	client, err := p.transports.client(t.transport, t.Proxy)
 	if err != nil {
 		return Result{Reason: ReasonInvalidTarget, Message: fmt.Sprintf("invalid target: %v", err)}
 	}

@@ -107,7 +107,7 @@ func (ts *tokens) keyOf(t *builtTarget) tokenKey {
 	// The target's transport but for what concerns its own server: the
 	// token request verifies the endpoint with the CA bundle alone (never
 	// skipped), presents no client certificate and keeps no connection.
-	transport := keyOf(&t.TargetSpec)
+	transport := t.transport
 	transport.insecureSkipVerify, transport.serverName, transport.minVersion = false, "", 0
 	transport.clientCertificate, transport.clientKey, transport.reuseConnections = "", "", false
 	id, secret := o.ClientID.Reveal(), o.ClientSecret.Reveal()
