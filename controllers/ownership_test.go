@@ -2,6 +2,7 @@ package controllers_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -245,7 +246,7 @@ func TestHandOverNeedsNoReconcile(t *testing.T) {
 	t.Cleanup(target.Close)
 	owner := &switchOwner{shard: "handover-replica", namespace: newElsewhereNamespace(t)}
 	mgr := sideManager(t, k8sConfig, nil)
-	_, err := setupReplica(mgr, replicaConfig{
+	sched, err := setupReplica(mgr, replicaConfig{
 		shardID:       owner.shard,
 		ownership:     owner,
 		prober:        probing.NewHTTPProber(probing.ProberOptions{DNSServer: dns.Addr()}),
@@ -261,7 +262,12 @@ func TestHandOverNeedsNoReconcile(t *testing.T) {
 	key := client.ObjectKeyFromObject(wc)
 
 	// Owned by nobody yet: reconciled and scheduled, but neither probed
-	// nor written.
+	// nor written. The side manager may take seconds to start its
+	// controller on a loaded machine: the hand-over below starts once the
+	// check is scheduled.
+	require.Eventually(t, func() bool {
+		return slices.ContainsFunc(sched.Snapshot(), func(c scheduler.CheckState) bool { return c.Key == key })
+	}, 30*time.Second, poll, "the side replica never scheduled the checker")
 	assert.Never(t, func() bool { return target.Count("/handover") > 0 }, 2*interval+500*time.Millisecond, poll, "probed while not owned")
 	assert.Empty(t, getChecker(t, key).Status.Conditions, "status written while not owned")
 
