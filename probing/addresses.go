@@ -143,7 +143,7 @@ func (p *KindProber) probeEachAddress(ctx context.Context, t Target, prober Prob
 }
 
 // resolveAll returns the addresses of host for a probe of t: those of t's
-// IP family, deduplicated, sorted and at most MaxAddresses. An IP address
+// IP family, as a Result holds them (see sortedAddresses). An IP address
 // is returned as it is.
 func (p *KindProber) resolveAll(ctx context.Context, t *builtTarget, host string) ([]netip.Addr, error) {
 	if ip, err := netip.ParseAddr(host); err == nil {
@@ -161,16 +161,11 @@ func (p *KindProber) resolveAll(ctx context.Context, t *builtTarget, host string
 	if err != nil {
 		return nil, err
 	}
-	addrs := make([]netip.Addr, 0, len(found))
-	for _, a := range found {
-		addrs = append(addrs, a.Unmap().WithZone(""))
-	}
-	slices.SortFunc(addrs, netip.Addr.Compare)
-	addrs = slices.Compact(addrs)
-	if len(addrs) == 0 {
+	addrs := sortedAddresses(found)
+	if addrs == nil {
 		return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
 	}
-	return addrs[:min(len(addrs), MaxAddresses)], nil
+	return addrs, nil
 }
 
 // combineAddresses makes the result of a probe of several addresses (addrs,

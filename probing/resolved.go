@@ -113,21 +113,29 @@ func (r *resolution) addresses() []netip.Addr {
 	return r.addrs
 }
 
-// addressSet returns addrs as a Result holds them: IPv4-mapped IPv6
-// addresses unmapped, sorted, without duplicates, at most
-// MaxResolvedAddresses of them.
+// addressSet returns addrs as a Result holds them (see sortedAddresses).
 func addressSet(addrs []net.IPAddr) []netip.Addr {
-	set := make([]netip.Addr, 0, min(len(addrs), MaxResolvedAddresses))
+	set := make([]netip.Addr, 0, len(addrs))
 	for _, a := range addrs {
 		ip, ok := netip.AddrFromSlice(a.IP)
 		if !ok {
 			continue
 		}
-		ip = ip.Unmap()
 		if a.Zone != "" && ip.Is6() {
 			ip = ip.WithZone(a.Zone)
 		}
 		set = append(set, ip)
+	}
+	return sortedAddresses(set)
+}
+
+// sortedAddresses returns the addresses of a name as a Result holds them,
+// in set (which it may reorder): IPv4-mapped IPv6 addresses unmapped,
+// sorted, without duplicates, the lowest MaxResolvedAddresses of them;
+// nil for none.
+func sortedAddresses(set []netip.Addr) []netip.Addr {
+	for i, ip := range set {
+		set[i] = ip.Unmap()
 	}
 	slices.SortFunc(set, netip.Addr.Compare)
 	set = slices.Compact(set)
