@@ -1,8 +1,8 @@
 package controllers
 
 import (
+	"cmp"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,11 +62,9 @@ func readyCondition(o *scheduler.Outcome) metav1.Condition {
 		LastTransitionTime: metav1.NewTime(o.Time),
 	}
 	if o.Result.Success {
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, string(probing.ReasonSucceeded), probing.ReadyMessage
-		if strings.HasPrefix(o.Result.Message, probing.ReadyMessage+": ") {
-			// Probed address by address: some fail, the mode allows it.
-			c.Message = probing.Truncate(o.Result.Message, maxConditionMessage)
-		}
+		// The prober's message: ReadyMessage, then the failing addresses
+		// when the checker's addresses mode lets some fail.
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, string(probing.ReasonSucceeded), cmp.Or(c.Message, probing.ReadyMessage)
 	}
 	if c.Reason == "" {
 		c.Reason = string(probing.ReasonConnectionFailed)
