@@ -188,6 +188,10 @@ func (t Target) forProber(name string, kinds ...Kind) (*builtTarget, error) {
 	return t.b, nil
 }
 
+// IsZero reports whether t is the zero Target, which NewTarget never
+// returns: a target not built (or not kept), which no prober probes.
+func (t Target) IsZero() bool { return t.b == nil }
+
 // Kind returns the kind of probe t's URL chooses; "" for the zero Target.
 func (t Target) Kind() Kind {
 	if t.b == nil {

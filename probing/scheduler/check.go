@@ -18,7 +18,11 @@ type Check struct {
 	// Interval is the time between two probes. It must be positive; a
 	// non-positive value is replaced by FallbackInterval.
 	Interval time.Duration
-	// Target is what to probe.
+	// Target is what to probe. It may be the zero Target when this
+	// replica does not probe the check and the Scheduler has a Builder:
+	// the check is kept on its grid without what its probes need, and
+	// built by the Builder when one of its turns finds it owned (see
+	// Scheduler.SetBuilder).
 	Target probing.Target
 	// VantagePoints is how many replicas probe the check (see the
 	// WebChecker's spec.vantagePoints); Options.Owns is asked with it.
@@ -32,8 +36,15 @@ type Check struct {
 // equal reports whether c and o describe the same check: an Upsert of an
 // equal check is a no-op.
 func (c Check) equal(o Check) bool {
+	return c.sameSchedule(o) && c.Target.Equal(o.Target)
+}
+
+// sameSchedule reports whether c and o are the same revision of a check
+// but for their targets: an Upsert that only builds a target, or drops
+// it, keeps the check's schedule and outcome.
+func (c Check) sameSchedule(o Check) bool {
 	return c.Key == o.Key && c.Generation == o.Generation && c.Interval == o.Interval &&
-		c.VantagePoints == o.VantagePoints && c.Thresholds == o.Thresholds && c.Target.Equal(o.Target)
+		c.VantagePoints == o.VantagePoints && c.Thresholds == o.Thresholds
 }
 
 // Thresholds are how many consecutive probes with one verdict change a

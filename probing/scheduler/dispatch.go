@@ -61,6 +61,9 @@ type job struct {
 	weight int64
 	// setAside is set when the turn waited for its namespace's share.
 	setAside bool
+	// unbuilt is set when the check is held without its target: an owned
+	// turn builds it first (see buildJob).
+	unbuilt bool
 }
 
 // nextStepLocked drops stale items from the top of the heap and returns the
@@ -86,7 +89,7 @@ func (s *Scheduler) nextStepLocked(now time.Time) (st step, j job, wait time.Dur
 			return stepWait, job{}, top.due.Sub(now), time.Time{}
 		}
 		s.queue.pop()
-		j = job{key: top.key, rev: top.rev, due: top.due, vantagePoints: e.check.VantagePoints, weight: e.weight}
+		j = job{key: top.key, rev: top.rev, due: top.due, vantagePoints: e.check.VantagePoints, weight: e.weight, unbuilt: s.unbuiltLocked(e)}
 		if f := s.flights[top.key]; f != nil {
 			if f.rev != e.rev {
 				// A cancelled probe of an older revision is still winding
@@ -100,7 +103,9 @@ func (s *Scheduler) nextStepLocked(now time.Time) (st step, j job, wait time.Dur
 			s.load.skipped.Add(1)
 			return stepSkipped, j, 0, next
 		}
-		if s.slots.full(j.key.Namespace, j.weight) {
+		// The weight of a check held without its target is known once it
+		// is built (buildJob), if it is owned at all.
+		if !j.unbuilt && s.slots.full(j.key.Namespace, j.weight) {
 			j.setAside = true
 			s.slots.setAside(j)
 			s.load.setAside.Add(1)
@@ -177,6 +182,12 @@ func (s *Scheduler) dispatch(ctx, probeCtx context.Context, wg *sync.WaitGroup) 
 			if !s.owns(j.key, j.vantagePoints) {
 				s.skipNotOwned(j)
 				continue
+			}
+			if j.unbuilt {
+				var ok bool
+				if j, ok = s.buildJob(ctx, j); !ok {
+					continue
+				}
 			}
 			waited, err := s.acquire(ctx, j.weight)
 			if err != nil {
@@ -288,7 +299,7 @@ type probeJob struct {
 // startLocking registers the probe of j as in flight and schedules the next
 // turn; waited tells whether it waited for the bound. It returns false if
 // the check was removed or changed while the dispatcher waited for the
-// bound.
+// bound, or lost its target (it was disowned: its next turn is queued).
 func (s *Scheduler) startLocking(ctx context.Context, j job, waited bool) (probeJob, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -299,6 +310,12 @@ func (s *Scheduler) startLocking(ctx context.Context, j job, waited bool) (probe
 	// Only the dispatcher starts probes, and nextStepLocked saw no flight
 	// for this key, so there is none now.
 	now := s.clock.Now()
+	if s.unbuiltLocked(e) {
+		// Disowned (its target dropped) while the turn waited: the next
+		// turn builds it again if it is owned by then.
+		s.queue.push(nextAfterSkip(now, e.interval, e.offset), j.key, j.rev)
+		return probeJob{}, false
+	}
 	next := nextAfterProbe(now, e.interval, e.offset)
 	s.queue.push(next, j.key, j.rev)
 	e.onGrid = true

@@ -17,13 +17,17 @@ import (
 // the target (see TargetChange), so that nothing measured
 // before the loss is reported or counted if the check comes back. Unlike Remove, the check stays
 // scheduled on its grid: once Owns reports it owned again it is probed at
-// its next grid point, without another Upsert. Disowning an unknown key is
-// a no-op.
+// its next grid point, without another Upsert. With a Builder its target
+// is dropped too, and built again by a turn that finds it owned. Disowning
+// an unknown key is a no-op.
 func (s *Scheduler) Disown(key types.NamespacedName) {
 	s.mu.Lock()
 	e, exists := s.checks[key]
 	if exists {
 		e.outcome, e.probed, e.target = nil, false, nil
+		if s.builder != nil {
+			e.dropTarget()
+		}
 		if f := s.flights[key]; f != nil {
 			f.cancel()
 		}

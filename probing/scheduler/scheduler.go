@@ -129,6 +129,9 @@ type Scheduler struct {
 	log      logr.Logger
 	rand     func(n int64) int64
 	phase    func(key types.NamespacedName, interval time.Duration) time.Duration
+	// builder, when set, builds the checks held without their targets
+	// (see SetBuilder); guarded by mu.
+	builder Builder
 
 	// memory holds the bytes of the budget the probes in flight hold;
 	// count, when Workers is set, the probes.
@@ -215,7 +218,8 @@ func New(opts Options) (*Scheduler, error) {
 }
 
 // Upsert adds c, or replaces the check with the same key if its Generation,
-// Interval or Target differ. Replacing cancels the probe in flight for the
+// Interval or Target differ (with a Builder, a target built or dropped is
+// no difference: see SetBuilder). Replacing cancels the probe in flight for the
 // key, forgets its Outcome and schedules a new first probe after the initial
 // jitter; later probes fall on the check's grid (see Options.Phase and the
 // package documentation). Upserting a check equal to the known one is a
@@ -230,7 +234,7 @@ func (s *Scheduler) Upsert(c Check) {
 
 	s.mu.Lock()
 	old, exists := s.checks[c.Key]
-	if exists && old.check.equal(c) {
+	if exists && (old.check.equal(c) || s.retargetLocked(old, c)) {
 		s.mu.Unlock()
 		return
 	}
