@@ -38,6 +38,9 @@ type Scheduler interface {
 	Disown(types.NamespacedName)
 	TakeOver(key types.NamespacedName, seen time.Time)
 	Latest(types.NamespacedName) (scheduler.Outcome, bool)
+	// SetBuilder is given the reconciler's buildCheck: the checks this
+	// replica does not probe are upserted without their targets.
+	SetBuilder(scheduler.Builder)
 }
 
 var _ Scheduler = (*scheduler.Scheduler)(nil)

@@ -61,6 +61,8 @@ type heldOutcomes struct {
 
 func (h *heldOutcomes) Upsert(scheduler.Check) {}
 
+func (h *heldOutcomes) SetBuilder(scheduler.Builder) {}
+
 func (h *heldOutcomes) Remove(key types.NamespacedName) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

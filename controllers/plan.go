@@ -50,8 +50,11 @@ type plan struct {
 }
 
 // plan decides what to do with the checker key, whose object is wc (nil
-// when it does not exist). An error is a failed read worth retrying.
-func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedName, wc *webcheckerv1alpha1.WebChecker) (plan, error) {
+// when it does not exist). An error is a failed read worth retrying. The
+// check's target is built only when this replica owns or probes the
+// checker, or when built is set: the scheduler keeps the others without
+// it (see buildCheck).
+func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedName, wc *webcheckerv1alpha1.WebChecker, built bool) (plan, error) {
 	if wc == nil || !wc.DeletionTimestamp.IsZero() {
 		// Gone or going: stop probing.
 		return plan{}, nil
@@ -98,6 +101,12 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	p := base
 	switch {
 	case err == nil:
+		if !built && !p.owned && !p.probes {
+			// Checked, but not kept: the scheduler builds it again if a
+			// turn finds it owned.
+			check.Target = probing.Target{}
+			r.Checks.Targets.Forget(key)
+		}
 		p.check, p.labels = &check, wc.Labels
 	case errors.As(err, &readErr):
 		return plan{}, err
@@ -123,6 +132,23 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 		p.done = reconcile.TerminalError(err)
 	}
 	return p, nil
+}
+
+// buildCheck is the scheduler's Builder: the check of the checker key as
+// the informer cache has it now, its target built, for a turn that found
+// it owned while the scheduler held it without its target. It is false
+// when the checker is gone or cannot be probed, or a read failed: that
+// turn is skipped, and the reconcile of the change, on its way, applies it.
+func (r *WebCheckerReconciler) buildCheck(ctx context.Context, key types.NamespacedName) (scheduler.Check, bool) {
+	wc := &webcheckerv1alpha1.WebChecker{}
+	if err := r.Client.Get(ctx, key, wc); err != nil {
+		return scheduler.Check{}, false
+	}
+	p, err := r.plan(ctx, key, wc, true)
+	if err != nil || p.check == nil {
+		return scheduler.Check{}, false
+	}
+	return *p.check, true
 }
 
 // ownership is the part of the plan for wc (key) that the ring decides:

@@ -33,6 +33,9 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	case r.Trigger == nil:
 		return errors.New("webchecker reconciler: Trigger is required")
 	}
+	// The checkers this replica does not probe are scheduled without
+	// their targets, built when a turn finds one owned.
+	r.Scheduler.SetBuilder(r.buildCheck)
 	// Status writes bump resourceVersion but not generation: they must not
 	// trigger another reconcile (and another write).
 	// Label changes matter to the metrics and to which

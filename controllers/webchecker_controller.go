@@ -183,7 +183,7 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		}
 		wc = nil
 	}
-	p, err := r.plan(ctx, key, wc)
+	p, err := r.plan(ctx, key, wc, false)
 	if err != nil {
 		// A read failed that a retry may fix: the schedule stays as it is.
 		return ctrl.Result{}, err
@@ -280,6 +280,7 @@ func (r *WebCheckerReconciler) writeDelay(wc *webcheckerv1alpha1.WebChecker, u s
 func (r *WebCheckerReconciler) schedule(key types.NamespacedName, p plan) {
 	if p.check == nil {
 		r.Scheduler.Remove(key)
+		r.Checks.Targets.Forget(key)
 		r.ledger().forget(key)
 		if r.MetricLabels != nil {
 			r.MetricLabels.Delete(key)

@@ -22,7 +22,8 @@ type TargetCache struct {
 
 // targetCacheSize bounds a TargetCache. An entry shares its Target with
 // the scheduler's Check, so it costs only its key; a checker pushed out
-// is built again on its next reconcile.
+// is built again on its next reconcile. The reconciler keeps only the
+// targets of the checkers its replica probes (see Forget).
 const targetCacheSize = 100_000
 
 // NewTargetCache returns an empty TargetCache.
@@ -50,4 +51,16 @@ func (c *TargetCache) target(key types.NamespacedName, spec probing.TargetSpec) 
 	}
 	c.cache.Add(key, t)
 	return t, nil
+}
+
+// Forget drops the Target kept for checker key, if any: the checker is
+// gone, or its replica no longer probes it and keeps no target for it.
+// A nil *TargetCache keeps nothing.
+func (c *TargetCache) Forget(key types.NamespacedName) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cache.Remove(key)
 }

@@ -6,15 +6,18 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"k8s.io/apimachinery/pkg/types"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers/checkspec"
+	"github.com/networkio/webchecker/probing"
 	"github.com/networkio/webchecker/probing/probetest"
 )
 
 // TestTargetCacheBuildsOncePerChange: a checker reconciled again with the
 // same spec and Secret values gets the very Target built before; a
-// changed Secret value, or a changed spec, builds a new one.
+// changed Secret value, or a changed spec, builds a new one, and so does
+// a checker whose Target was forgotten.
 func TestTargetCacheBuildsOncePerChange(t *testing.T) {
 	b := checkspec.CheckBuilder{Targets: checkspec.NewTargetCache()}
 	wc := newChecker("ns", "cached", "https://example.com", "/api")
@@ -45,6 +48,12 @@ func TestTargetCacheBuildsOncePerChange(t *testing.T) {
 	assert.False(t, moved.target == rotated.target, "a new path kept the old Target")
 	assert.Equal(t, "https://example.com/v2", moved.url)
 
+	// Forgotten (its replica no longer probes it): built anew.
+	b.Targets.Forget(types.NamespacedName{Namespace: "ns", Name: "cached"})
+	rebuilt, err := build()
+	require.NoError(t, err)
+	assert.False(t, rebuilt.target == moved.target, "a forgotten Target was kept")
+	assert.True(t, rebuilt.target.(probing.Target).Equal(moved.target.(probing.Target)))
 }
 
 // checkBuilt is what TestTargetCacheBuildsOncePerChange compares of a
