@@ -55,7 +55,9 @@ const DefaultReconcileWorkers = 8
 // a hand-over is probed at its next grid point without waiting for a
 // reconcile, and a lost one is not probed again. Reconciling a checker that
 // is not owned disowns it in the scheduler (a probe in flight is cancelled,
-// the outcome forgotten) and leaves its status to the owner.
+// the outcome forgotten) and leaves its status to the owner; it is
+// scheduled without its target, which the reconciler builds (buildCheck,
+// the scheduler's Builder) when a turn finds it owned.
 type WebCheckerReconciler struct {
 	// Client reads WebCheckers (from the cache) and patches their status.
 	Client client.Client

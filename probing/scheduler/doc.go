@@ -153,7 +153,10 @@
 // A replica schedules every check, owned or not, so that a change of
 // ownership needs no Upsert: a check gained is probed at its next grid
 // point. Disown, called when a check is lost, cancels its probe in flight
-// and forgets its Outcome but keeps it on the grid. Once stopped, the
+// and forgets its Outcome but keeps it on the grid. With a Builder
+// (SetBuilder) the checks a replica does not probe are kept without their
+// targets, which are most of a check's memory: the dispatcher builds one
+// when a turn finds its check owned, before it probes it. Once stopped, the
 // scheduler tells from when it started no probe of a check it owned
 // (StoppedProbing): a replica shutting down hands that instant to the
 // others, who probe exactly the turns it did not (Gained).
