@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -67,16 +68,41 @@ type Manager struct {
 }
 
 // StartManager starts a manager process with its health and metrics
-// endpoints on free loopback ports and waits until it reports healthy.
+// endpoints on free loopback ports and waits until it reports healthy. A
+// port free when picked can be taken before the manager binds it (by any
+// connection's ephemeral port): a manager that exits because one of its
+// ports is in use is started again on new ones, up to bindAttempts times.
 func StartManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
 	if opts.DNSServer == "" {
 		return nil, errors.New("starting manager: DNSServer must be set to a loopback resolver")
 	}
-	health, err := FreeLoopbackAddr()
+	for attempt := 1; ; attempt++ {
+		m, err := startManager(ctx, opts)
+		if err == nil || attempt == bindAttempts || !errors.Is(err, errPortTaken) {
+			return m, err
+		}
+	}
+}
+
+// bindAttempts is how many times StartManager picks new ports for a
+// manager whose ports were taken.
+const bindAttempts = 3
+
+// pickAddr picks the loopback addresses a manager listens on; tests of
+// the retry replace it.
+var pickAddr = FreeLoopbackAddr
+
+// errPortTaken marks a manager that exited because a port it was given to
+// listen on was in use.
+var errPortTaken = errors.New("a port picked for the manager was taken")
+
+// startManager is one attempt of StartManager.
+func startManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
+	health, err := pickAddr()
 	if err != nil {
 		return nil, err
 	}
-	metrics, err := FreeLoopbackAddr()
+	metrics, err := pickAddr()
 	if err != nil {
 		return nil, err
 	}
@@ -95,6 +121,9 @@ func StartManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
 	m := &Manager{process: p, Options: opts, HealthAddr: health, MetricsAddr: metrics}
 	if err := waitHTTPOK(ctx, p, "http://"+health+"/readyz", 60*time.Second); err != nil {
 		_ = m.Kill()
+		if p.Exited() && strings.Contains(p.Log(), "address already in use") {
+			return nil, fmt.Errorf("%w: %w", errPortTaken, err)
+		}
 		return nil, err
 	}
 	return m, nil
