@@ -19,8 +19,10 @@ const (
 	// flight, or 860 https ones.
 	DefaultMemoryBudget int64 = 64 << 20
 	// MemoryShare is the share of the process's memory limit (GOMEMLIMIT)
-	// that the probes in flight may hold; the rest is the checkers'
-	// (about 3.4 MiB per 1,000), the informer cache and the runtime's.
+	// that the probes in flight may hold; the rest is the checks' (their
+	// schedule, and the targets of those this replica probes), the
+	// informer cache and the runtime's: about 5.7 MiB per 1,000 checkers
+	// when one replica probes them all (e2e/bench/README.md#memory).
 	MemoryShare = 0.25
 	// MinMemoryBudget is the least budget a memory limit gives: 8 MiB, at
 	// least 64 https probes in flight.

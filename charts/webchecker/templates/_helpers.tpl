@@ -104,8 +104,10 @@ namespace, name
 webchecker.resources is .Values.resources, with the memory request and
 limit derived from sizing.expectedCheckers when it is set. A replica held
 about 44 MiB plus 5.7 MiB per 1,000 checkers in the bench's realistic
-profile (every replica caches and schedules every checker:
-e2e/bench/README.md#memory): that is the request, rounded up to 16 Mi.
+profile while it probed a third of them and carried all after a failure
+(every replica caches and schedules every checker and builds the targets
+of those it probes: e2e/bench/README.md#memory): that is the request,
+rounded up to 16 Mi.
 The limit is 3/2 of it, rounded up to 32 Mi: the probes in flight may
 hold a quarter of GOMEMLIMIT (the limit), and a replica that carries the
 others' checkers after a failure holds more of them in flight.
