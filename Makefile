@@ -159,7 +159,7 @@ bench: $(KUBE_STAMP) $(ETCD_STAMP) debian-tools build ## Run the benchmarks (not
 	$(MAKE) --no-print-directory bench-100k
 
 .PHONY: bench-100k
-bench-100k: $(KUBE_STAMP) $(ETCD_STAMP) build ## Run the issue's size alone: 100,000 realistic checkers on 10 replicas, interval 60s (creation, then ~12 min; see e2e/bench/README.md). JSON in bin/bench/controlplane-realistic-10x1m0s.json.
+bench-100k: $(KUBE_STAMP) $(ETCD_STAMP) build ## Run the issue's size alone: 100,000 realistic checkers on 10 replicas, interval 60s (~35 min on 2 CPUs: 18 of them creating; see e2e/bench/README.md). JSON in bin/bench/controlplane-realistic-10x1m0s.json.
 	go run ./e2e/bench/controlplane --manager $(BIN)/manager --out $(BENCH_OUT) --profile realistic --sizes 100000 --replicas 10 --interval 60s --converge-within 10m
 
 .PHONY: bench-go
