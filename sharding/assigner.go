@@ -281,8 +281,12 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	gained, lost, regrouped := ownershipChanges(a.notified, next, a.opts.ID, checkers)
 	before := a.notified
 	a.notified = next
+	// took is how long the evaluation has run, listing and comparing
+	// every checker, since it read the Leases: with the time the Lease
+	// event took to arrive, how late this replica acts on a change.
 	a.opts.Logger.Info("Ring changed", "members", next.ring.Members(), "zones", next.zones, "fenced", next.fenced,
-		"gained", len(gained), "lost", len(lost), "regrouped", len(regrouped), "checkers", len(checkers))
+		"gained", len(gained), "lost", len(lost), "regrouped", len(regrouped), "checkers", len(checkers),
+		"took", a.opts.Clock.Since(now))
 	a.notifyChanges(ctx, before, next, gained, lost, regrouped, a.ownLease(leases.Items), a.leftMembers(leases.Items, now), now)
 	return nextExpiry, nil
 }
