@@ -11,13 +11,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
-	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
-	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/controllers/checkspec"
 	"github.com/networkio/webchecker/controllers/metrics"
@@ -358,28 +355,6 @@ func waitNetworksListed(ctx context.Context, opts replicaOptions) {
 	defer cancel()
 	if err := opts.networksListed(wait); err != nil && ctx.Err() == nil {
 		opts.logger.Error(err, "Joining the ring before the cluster networks are listed: probes are denied every address outside the allowed ranges until they are")
-	}
-}
-
-// checkerKeys returns a function listing every WebChecker in reader (the
-// manager's cache) with the number of vantage points it asks for.
-func checkerKeys(reader client.Reader) func(ctx context.Context) ([]sharding.Checker, error) {
-	return func(ctx context.Context) ([]sharding.Checker, error) {
-		var list webcheckerv1alpha1.WebCheckerList
-		// Only the keys and vantage points are read: no deep copy of
-		// every cached object.
-		if err := reader.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
-			return nil, fmt.Errorf("listing WebCheckers: %w", err)
-		}
-		checkers := make([]sharding.Checker, 0, len(list.Items))
-		for i := range list.Items {
-			wc := &list.Items[i]
-			checkers = append(checkers, sharding.Checker{
-				Key:           client.ObjectKeyFromObject(wc),
-				VantagePoints: int(ptr.Deref(wc.Spec.VantagePoints, webcheckerv1alpha1.DefaultVantagePoints)),
-			})
-		}
-		return checkers, nil
 	}
 }
 
