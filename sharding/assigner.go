@@ -265,6 +265,12 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	a.observed = membership.Observe(a.observed, leases.Items, now)
 	a.collectStale(ctx, leases.Items, now)
 	members, nextExpiry := a.observed.Live(leases.Items, now)
+	// A member that announced when it leaves is dropped then, on this
+	// replica's timer: its Lease event may reach this replica late.
+	members, leaving, nextLeave := membership.Leaving(leases.Items, members, a.opts.ID, now)
+	if !nextLeave.IsZero() && (nextExpiry.IsZero() || nextLeave.Before(nextExpiry)) {
+		nextExpiry = nextLeave
+	}
 	// Publish before listing the checkers: a checker created from now on
 	// is reconciled under the new assignment, and one created before is in
 	// the list below. Either way none is missed.
@@ -287,14 +293,16 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	a.opts.Logger.Info("Ring changed", "members", next.ring.Members(), "zones", next.zones, "fenced", next.fenced,
 		"gained", len(gained), "lost", len(lost), "regrouped", len(regrouped), "checkers", len(checkers),
 		"took", a.opts.Clock.Since(now))
-	a.notifyChanges(ctx, before, next, gained, lost, regrouped, a.ownLease(leases.Items), a.leftMembers(leases.Items, now), now)
+	a.notifyChanges(ctx, before, next, gained, lost, regrouped, a.ownLease(leases.Items), a.leftMembers(leases.Items, leaving, now), now)
 	return nextExpiry, nil
 }
 
 // leftMembers returns what this replica knows at now of the members that
-// may have left the ring, whose Leases are now leases (see leftMembers).
-func (a *Assigner) leftMembers(leases []coordinationv1.Lease, now time.Time) leftMembers {
+// may have left the ring, whose Leases are now leases, leaving those that
+// left when they announced (see leftMembers).
+func (a *Assigner) leftMembers(leases []coordinationv1.Lease, leaving map[string]time.Time, now time.Time) leftMembers {
 	left := leftMembers{
+		leaving:  leaving,
 		lastSeen: make(map[string]time.Time, len(a.observed)),
 		released: a.released.stoppedAt(leases, now.Add(-a.opts.StaleAfter)),
 	}

@@ -433,3 +433,49 @@ func TestAssignerTakesOverFromAReleasedLease(t *testing.T) {
 		})
 	}
 }
+
+// TestAssignerTakesOverWhenAMemberLeaves checks that a peer that announces
+// on its Lease when it leaves the ring (membership.AnnotationLeavingAt)
+// stays a member until that instant and is dropped then, on this replica's
+// timer, with no Lease event, its checkers taken over from that instant;
+// and that an announcement seen after its instant drops the peer at once,
+// from the instant too.
+func TestAssignerTakesOverWhenAMemberLeaves(t *testing.T) {
+	leavesAt := t0.Add(5 * time.Second)
+	tests := map[string]struct {
+		seenAt time.Time // the clock when the announcement is written
+	}{
+		"announced before: dropped at the instant": {seenAt: t0},
+		"seen after the instant: dropped at once":  {seenAt: leavesAt.Add(3 * time.Second)},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ringName := "leaving-" + fmt.Sprint(tc.seenAt.Unix())
+			self, peer := ringName+"-self", ringName+"-peer"
+			direct := newDirectClient(t)
+			createLease(t, direct, self, ringName, t0, alive)
+			l := createLease(t, direct, peer, ringName, t0, alive)
+			at := startAssigner(t, direct, self, ringName, false)
+			at.notified.await(t, ownedBy(self, self, peer), true)
+			at.awaitMembers(t, peer, self)
+			taken := ownedBy(peer, self, peer)
+			require.NotEmpty(t, taken, "the peer owns no test key: the test would prove nothing")
+
+			at.clock.SetTime(tc.seenAt)
+			l.Annotations = map[string]string{membership.AnnotationLeavingAt: leavesAt.Format(time.RFC3339Nano)}
+			require.NoError(t, direct.Update(context.Background(), l))
+			if tc.seenAt.Before(leavesAt) {
+				assert.Never(t, func() bool { return len(at.assigner.Members()) != 2 }, 500*time.Millisecond, tick, "peer dropped when it announced, before its instant")
+				at.clock.SetTime(leavesAt.Add(-time.Millisecond))
+				assert.Never(t, func() bool { return len(at.assigner.Members()) != 2 }, 300*time.Millisecond, tick, "peer dropped before its instant")
+				at.clock.SetTime(leavesAt)
+			}
+			at.awaitMembers(t, self)
+			for _, c := range at.notified.await(t, taken, true) {
+				assert.Equal(t, leavesAt, c.UnprobedSince, "%s: taken over from the instant announced", c.Key)
+				assert.Zero(t, c.Tolerance, "%s", c.Key)
+			}
+			at.assertOwns(t, testKeys)
+		})
+	}
+}

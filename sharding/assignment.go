@@ -107,13 +107,14 @@ func ownershipChanges(before, after *assignment, id string, checkers []Checker) 
 const handOverSlack = time.Second
 
 // leftMembers is what this replica knows of the members that may have
-// left the ring: by id, when it last saw the Lease of each member whose
-// Lease still exists change (on this replica's clock), and when each
-// member that released its Lease on shutdown stopped probing (on its own
-// clock: an instant of the checkers' grids, see
+// left the ring: by id, when each member that announced it was leaving
+// left (see membership.AnnotationLeavingAt), when it last saw the Lease of
+// each member whose Lease still exists change (on this replica's clock),
+// and when each member that released its Lease on shutdown stopped probing
+// (on its own clock: an instant of the checkers' grids, see
 // membership.AnnotationProbingStopped).
 type leftMembers struct {
-	lastSeen, released map[string]time.Time
+	leaving, lastSeen, released map[string]time.Time
 }
 
 // ownLease is what a replica knows of its own Lease.
@@ -161,11 +162,16 @@ func unprobedSince(before *assignment, id string, key types.NamespacedName, afte
 		}
 		return since, own.duration
 	default:
-		// A member that left. With its Lease still there it expired: the
-		// member may have died any time after its last renewal seen here.
-		// Without, it deleted its Lease right after it stopped probing,
-		// and may have written when it did: every turn due before that
-		// instant was probed, none after.
+		// A member that left. One that announced when it would leave
+		// probed every turn due before that instant, none after. Else, with
+		// its Lease still there it expired: the member may have died any
+		// time after its last renewal seen here. Without, it deleted its
+		// Lease right after it stopped probing, and may have written when
+		// it did: every turn due before that instant was probed, none
+		// after.
+		if at, ok := left.leaving[prev]; ok {
+			return at, 0
+		}
 		if seen, ok := left.lastSeen[prev]; ok {
 			return seen, 0
 		}

@@ -9,6 +9,10 @@
 // another writer has taken it over, so that the others take over at once,
 // marked first with the instant from which the replica started no probe
 // (AnnotationProbingStopped), so that they take over from exactly there.
+// Before that, a replica asked to stop may announce on its Lease the
+// instant it leaves (Heartbeat.Leave, AnnotationLeavingAt) and go on
+// probing until then: Leaving drops it from the others' rings at that
+// instant, on their timers, whenever the Lease event reached them.
 // Observations decide, from the Leases a replica sees and when it saw them
 // change, which members are alive at a given instant; Observe, Live and
 // Stale are pure and read no clock.

@@ -122,6 +122,9 @@ type Heartbeat struct {
 	// fencingChanges has capacity 1: a pending signal stands for every
 	// change since it was sent.
 	fencingChanges chan struct{}
+	// leaves takes the requests of Leave to the renewal loop, which alone
+	// writes the Lease.
+	leaves chan leaveRequest
 
 	mu          sync.Mutex
 	fenced      bool
@@ -146,6 +149,7 @@ func NewHeartbeat(opts HeartbeatOptions) (*Heartbeat, error) {
 		opts:           opts,
 		fenced:         true,
 		fencingChanges: make(chan struct{}, 1),
+		leaves:         make(chan leaveRequest),
 		lease: &leaseWriter{
 			client:    opts.Client,
 			namespace: opts.Namespace,
@@ -181,9 +185,9 @@ func (h *Heartbeat) Fencings() uint64 {
 func (h *Heartbeat) FencingChanges() <-chan struct{} { return h.fencingChanges }
 
 // Start waits for BeforeJoin, if set, then renews the Lease every
-// RenewInterval until ctx is done, then waits for ProbingStopped, if set,
-// fences the replica and releases the Lease (see release) so that the
-// others take over at once.
+// RenewInterval (and at once when Leave asks) until ctx is done, then
+// waits for ProbingStopped, if set, fences the replica and releases the
+// Lease (see release) so that the others take over at once.
 //
 // Fencing does not wait for this loop: a timer fences the replica at
 // lastRenew + LeaseDuration - SafetyMargin even while a renewal is stuck.
@@ -202,9 +206,8 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 	ticker := h.opts.Clock.NewTicker(h.opts.RenewInterval)
 	defer ticker.Stop()
 	for {
-		h.renew(ctx, log)
-		select {
-		case <-ctx.Done():
+		_ = h.renew(ctx, log)
+		if !h.untilTick(ctx, log, ticker.C()) {
 			stopped := h.probingStopped(log)
 			h.mu.Lock()
 			if h.fenceTimer != nil {
@@ -214,7 +217,23 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 			h.setFenced(log, true)
 			h.release(log, stopped)
 			return nil
-		case <-ticker.C():
+		}
+	}
+}
+
+// untilTick serves the requests of Leave until the next renewal is due
+// (true) or ctx is done (false). A request renews the Lease at once, out
+// of the ticker's rhythm, which goes on.
+func (h *Heartbeat) untilTick(ctx context.Context, log logr.Logger, tick <-chan time.Time) bool {
+	for {
+		select {
+		case req := <-h.leaves:
+			h.lease.leavingAt = req.at
+			req.done <- h.renew(ctx, log)
+		case <-ctx.Done():
+			return false
+		case <-tick:
+			return true
 		}
 	}
 }
@@ -225,8 +244,8 @@ func (h *Heartbeat) fenceAt() time.Time {
 }
 
 // renew creates or renews the Lease once. On success it moves the fencing
-// deadline and lifts fencing.
-func (h *Heartbeat) renew(ctx context.Context, log logr.Logger) {
+// deadline and lifts fencing; a failure is logged and returned.
+func (h *Heartbeat) renew(ctx context.Context, log logr.Logger) error {
 	start := h.opts.Clock.Now()
 	// A renewal is worth waiting for as long as it would still hold the
 	// replica in the ring once it succeeds: until the fencing deadline it
@@ -240,7 +259,7 @@ func (h *Heartbeat) renew(ctx context.Context, log logr.Logger) {
 		if ctx.Err() == nil || !errors.Is(err, context.Canceled) {
 			log.Error(err, "Renewing lease failed")
 		}
-		return
+		return err
 	}
 	h.mu.Lock()
 	h.lastRenew = start
@@ -253,6 +272,44 @@ func (h *Heartbeat) renew(ctx context.Context, log logr.Logger) {
 	h.fenceTimer = h.opts.Clock.AfterFunc(h.fenceAt().Sub(h.opts.Clock.Now()), func() { go h.fenceIfDue(log) })
 	h.mu.Unlock()
 	h.setFenced(log, false)
+	return nil
+}
+
+// leaveRequest is a call of Leave on its way to the renewal loop.
+type leaveRequest struct {
+	at   time.Time
+	done chan error // capacity 1
+}
+
+// Leave announces on the Lease that this replica leaves the ring at the
+// instant at (AnnotationLeavingAt; every later renewal keeps it): it goes
+// on probing until then, and the others take its checkers over from then
+// on their own timers, whenever the Lease event reaches them before it.
+// The caller stops the replica at at (Start then releases the Lease as
+// usual). Leave writes the Lease at once and returns when it is written.
+// It fails, and the others learn nothing, when the replica is fenced (it
+// has not joined yet, or lost its Lease: it probes nothing then), when the
+// write fails, or when ctx ends first: the caller should then stop at once,
+// to be taken over when its Lease is released.
+func (h *Heartbeat) Leave(ctx context.Context, at time.Time) error {
+	if h.Fenced() {
+		return errors.New("not leaving the ring: fenced")
+	}
+	req := leaveRequest{at: at, done: make(chan error, 1)}
+	select {
+	case h.leaves <- req:
+	case <-ctx.Done():
+		return fmt.Errorf("announcing that the replica leaves: %w", ctx.Err())
+	}
+	select {
+	case err := <-req.done:
+		if err != nil {
+			return fmt.Errorf("announcing that the replica leaves: %w", err)
+		}
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("announcing that the replica leaves: %w", ctx.Err())
+	}
 }
 
 // fenceIfDue fences the replica if its deadline has passed (a timer that

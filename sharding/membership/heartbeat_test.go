@@ -493,3 +493,77 @@ func TestHeartbeatFencedMarksWhenFenced(t *testing.T) {
 	require.True(t, marked, "unmarked: %v", l.Annotations)
 	assert.True(t, fenceAt.Equal(at), "marked %s, want %s (fenced)", at, fenceAt)
 }
+
+// TestHeartbeatAnnouncesWhenItLeaves checks Leave: refused while the
+// replica is fenced (it has not joined), then written on the Lease at once,
+// kept by the renewals that follow, and on the Lease released at shutdown.
+func TestHeartbeatAnnouncesWhenItLeaves(t *testing.T) {
+	const id = "leaver"
+	leavesAt := t0.Add(3 * time.Second)
+	clk := clocktesting.NewFakeClock(t0)
+	joined := make(chan struct{})
+	hb, stop := startHeartbeat(t, leasesClient(t, cp.Config), id, clk, func(o *membership.HeartbeatOptions) {
+		o.BeforeJoin = func(ctx context.Context) error {
+			select {
+			case <-joined:
+			case <-ctx.Done():
+			}
+			return nil
+		}
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	assert.ErrorContains(t, hb.Leave(ctx, leavesAt), "fenced", "announced before joining")
+
+	close(joined)
+	renewedAt(t, id, t0)
+	awaitFencingChange(t, hb, false, 5*time.Second)
+	l, err := getLease(t, id)
+	require.NoError(t, err)
+	_, announced := membership.LeavingAt(l)
+	require.False(t, announced, "announced before Leave: %v", l.Annotations)
+
+	require.NoError(t, hb.Leave(ctx, leavesAt))
+	l, err = getLease(t, id)
+	require.NoError(t, err)
+	at, announced := membership.LeavingAt(l)
+	require.True(t, announced, "Leave returned before the Lease said so: %v", l.Annotations)
+	assert.True(t, leavesAt.Equal(at), "announced %s, want %s", at, leavesAt)
+
+	clk.Step(membership.DefaultRenewInterval)
+	renewedAt(t, id, t0.Add(membership.DefaultRenewInterval))
+	l, err = getLease(t, id)
+	require.NoError(t, err)
+	at, announced = membership.LeavingAt(l)
+	assert.True(t, announced && leavesAt.Equal(at), "a renewal dropped the announcement: %v", l.Annotations)
+
+	deleted := deletedLease(t, id)
+	stop()
+	at, announced = membership.LeavingAt(deleted())
+	assert.True(t, announced && leavesAt.Equal(at), "released without the announcement")
+}
+
+// TestHeartbeatClearsAnAnnouncementLeftBehind checks that a replica that
+// takes up a Lease of its name still announcing an earlier replica's
+// leaving (its release failed) removes the announcement with its first
+// write: the others would otherwise drop the new replica from the ring.
+func TestHeartbeatClearsAnAnnouncementLeftBehind(t *testing.T) {
+	const id = "successor"
+	leases := leasesClient(t, cp.Config)
+	left := &coordinationv1.Lease{
+		ObjectMeta: metav1.ObjectMeta{Name: id, Namespace: namespace, Annotations: map[string]string{
+			membership.AnnotationLeavingAt: t0.Add(-time.Minute).Format(time.RFC3339Nano),
+		}},
+		Spec: coordinationv1.LeaseSpec{HolderIdentity: ptr.To(id), LeaseDurationSeconds: ptr.To(int32(10))},
+	}
+	_, err := leases.Leases(namespace).Create(context.Background(), left, metav1.CreateOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = leases.Leases(namespace).Delete(context.Background(), id, metav1.DeleteOptions{}) })
+
+	startHeartbeat(t, leases, id, clocktesting.NewFakeClock(t0))
+	renewedAt(t, id, t0)
+	l, err := getLease(t, id)
+	require.NoError(t, err)
+	_, announced := membership.LeavingAt(l)
+	assert.False(t, announced, "the earlier replica's announcement survived: %v", l.Annotations)
+}

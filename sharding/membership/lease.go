@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -15,12 +16,18 @@ import (
 // resourceVersion of the previous write as optimistic lock). Every write
 // sets the ring's label and the zone's label, or removes the latter when
 // the zone is unknown, so that a Lease written by an older replica, or
-// with another zone, is brought up to date by the next renewal. Other
-// labels, and annotations, are kept as they are.
+// with another zone, is brought up to date by the next renewal. Every
+// write also sets AnnotationLeavingAt once the replica leaves, and removes
+// it before (one left behind by an earlier replica of the same name would
+// drop this one from the ring). Other labels, and annotations, are kept as
+// they are.
 type leaseWriter struct {
 	client          coordinationv1client.LeasesGetter
 	namespace, name string
 	ringName, zone  string
+	// leavingAt is when the replica leaves the ring (see
+	// Heartbeat.Leave); zero until it is asked to.
+	leavingAt time.Time
 	// lease is the Lease as last read or written; nil before the first
 	// read or write succeeds.
 	lease *coordinationv1.Lease
@@ -43,7 +50,7 @@ func (w *leaseWriter) create(ctx context.Context, spec coordinationv1.LeaseSpec)
 		ObjectMeta: metav1.ObjectMeta{Namespace: w.namespace, Name: w.name},
 		Spec:       spec,
 	}
-	w.label(l)
+	w.mark(l)
 	created, err := w.client.Leases(w.namespace).Create(ctx, l, metav1.CreateOptions{})
 	if err != nil {
 		return fmt.Errorf("creating lease %s/%s: %w", w.namespace, w.name, err)
@@ -59,7 +66,7 @@ func (w *leaseWriter) update(ctx context.Context, spec coordinationv1.LeaseSpec)
 	}
 	l := w.lease.DeepCopy()
 	l.Spec = spec
-	w.label(l)
+	w.mark(l)
 	updated, err := w.client.Leases(w.namespace).Update(ctx, l, metav1.UpdateOptions{})
 	if err != nil {
 		return fmt.Errorf("updating lease %s/%s: %w", w.namespace, w.name, err)
@@ -68,9 +75,10 @@ func (w *leaseWriter) update(ctx context.Context, spec coordinationv1.LeaseSpec)
 	return nil
 }
 
-// label sets the ring's and the zone's labels of l, removing the zone's
-// when the zone is unknown.
-func (w *leaseWriter) label(l *coordinationv1.Lease) {
+// mark sets the ring's and the zone's labels of l, removing the zone's
+// when the zone is unknown, and AnnotationLeavingAt when the replica
+// leaves, removing it otherwise.
+func (w *leaseWriter) mark(l *coordinationv1.Lease) {
 	if l.Labels == nil {
 		l.Labels = map[string]string{}
 	}
@@ -79,5 +87,14 @@ func (w *leaseWriter) label(l *coordinationv1.Lease) {
 		delete(l.Labels, LabelZone)
 	} else {
 		l.Labels[LabelZone] = w.zone
+	}
+	switch {
+	case !w.leavingAt.IsZero():
+		if l.Annotations == nil {
+			l.Annotations = map[string]string{}
+		}
+		l.Annotations[AnnotationLeavingAt] = w.leavingAt.UTC().Format(time.RFC3339Nano)
+	case l.Annotations != nil:
+		delete(l.Annotations, AnnotationLeavingAt)
 	}
 }

@@ -28,12 +28,79 @@ const AnnotationProbingStopped = "test.network.io/probing-stopped-at"
 // ProbingStoppedAt reads AnnotationProbingStopped from a released Lease;
 // ok is false when it has none, or one that is not an RFC 3339 time.
 func ProbingStoppedAt(l *coordinationv1.Lease) (at time.Time, ok bool) {
-	v, set := l.Annotations[AnnotationProbingStopped]
+	return annotatedTime(l, AnnotationProbingStopped)
+}
+
+// AnnotationLeavingAt is set by a replica asked to stop (SIGTERM) on the
+// Lease it still holds and renews (see Heartbeat.Leave): the instant (RFC
+// 3339, nanoseconds, on its own clock) until which it goes on probing its
+// checkers, and from which the others probe them. They drop it from their
+// ring at that instant on their own timer (see Leaving), without waiting
+// for its Lease to be deleted, so that a Lease event that reaches a loaded
+// replica seconds late costs no turn as long as it arrives before the
+// instant; one that arrives after it takes over from it at once. Like
+// AnnotationProbingStopped the instant names a point of the checkers'
+// grids, which every replica computes from the time of day alike; it does
+// not make a member live: one that never reaches it is dropped when its
+// Lease expires or is deleted, as any other.
+const AnnotationLeavingAt = "test.network.io/leaving-at"
+
+// LeavingAt reads AnnotationLeavingAt from a Lease; ok is false when it
+// has none, or one that is not an RFC 3339 time.
+func LeavingAt(l *coordinationv1.Lease) (at time.Time, ok bool) {
+	return annotatedTime(l, AnnotationLeavingAt)
+}
+
+// annotatedTime reads the RFC 3339 instant of annotation key of l.
+func annotatedTime(l *coordinationv1.Lease, key string) (time.Time, bool) {
+	v, set := l.Annotations[key]
 	if !set {
 		return time.Time{}, false
 	}
 	at, err := time.Parse(time.RFC3339Nano, v)
 	return at, err == nil
+}
+
+// Leaving takes out of ids (sorted live members, as Live returns them) the
+// members that announced they leave the ring at or before now
+// (AnnotationLeavingAt on a Lease they hold), and returns those that stay,
+// with the instant each member taken out announced. next is the earliest
+// instant announced after now by a member that stays (zero when none): the
+// caller must look again then, as at an expiry. self is never taken out: a
+// replica goes on probing until it has stopped, whatever it announced. A
+// Lease being deleted is ignored, as Live ignores it.
+func Leaving(leases []coordinationv1.Lease, ids []string, self string, now time.Time) (staying []string, left map[string]time.Time, next time.Time) {
+	staying = ids
+	for i := range leases {
+		l := &leases[i]
+		if l.DeletionTimestamp != nil {
+			continue
+		}
+		m, ok := MemberOf(l)
+		if !ok || m.ID == self {
+			continue
+		}
+		at, ok := LeavingAt(l)
+		if !ok {
+			continue
+		}
+		if _, found := slices.BinarySearch(staying, m.ID); !found {
+			continue
+		}
+		if now.Before(at) {
+			if next.IsZero() || at.Before(next) {
+				next = at
+			}
+			continue
+		}
+		if left == nil {
+			left = map[string]time.Time{}
+			staying = slices.Clone(ids)
+		}
+		left[m.ID] = at
+		staying = slices.DeleteFunc(staying, func(id string) bool { return id == m.ID })
+	}
+	return staying, left, next
 }
 
 // Member is a ring member as described by its Lease.

@@ -123,3 +123,60 @@ func TestZones(t *testing.T) {
 		})
 	}
 }
+
+// leavingLease is the Lease of holder, live, announcing it leaves at at.
+func leavingLease(holder string, at time.Time) coordinationv1.Lease {
+	l := lease(holder, t0, 10)
+	l.Annotations = map[string]string{membership.AnnotationLeavingAt: at.Format(time.RFC3339Nano)}
+	return l
+}
+
+func TestLeaving(t *testing.T) {
+	now := t0.Add(5 * time.Second)
+	deleting := leavingLease("deleting", now.Add(-time.Second))
+	deleting.DeletionTimestamp = ptr.To(metav1.NewTime(t0))
+	garbled := lease("garbled", t0, 10)
+	garbled.Annotations = map[string]string{membership.AnnotationLeavingAt: "soon"}
+
+	tests := map[string]struct {
+		leases  []coordinationv1.Lease
+		ids     []string
+		staying []string
+		left    map[string]time.Time
+		next    time.Time
+	}{
+		"nobody leaving": {
+			leases: []coordinationv1.Lease{lease("a", t0, 10), lease("b", t0, 10)}, ids: []string{"a", "b"}, staying: []string{"a", "b"},
+		},
+		"left at the instant announced": {
+			leases: []coordinationv1.Lease{lease("a", t0, 10), leavingLease("b", now)}, ids: []string{"a", "b"},
+			staying: []string{"a"}, left: map[string]time.Time{"b": now},
+		},
+		"left before now, seen late: from the instant": {
+			leases: []coordinationv1.Lease{leavingLease("a", now.Add(-3*time.Second)), lease("b", t0, 10)}, ids: []string{"a", "b"},
+			staying: []string{"b"}, left: map[string]time.Time{"a": now.Add(-3 * time.Second)},
+		},
+		"leaving later: stays, looked at again then": {
+			leases: []coordinationv1.Lease{leavingLease("a", now.Add(2*time.Second)), leavingLease("b", now.Add(time.Second))}, ids: []string{"a", "b"},
+			staying: []string{"a", "b"}, next: now.Add(time.Second),
+		},
+		"self never taken out": {
+			leases: []coordinationv1.Lease{leavingLease("self", now.Add(-time.Second)), lease("b", t0, 10)}, ids: []string{"b", "self"},
+			staying: []string{"b", "self"},
+		},
+		"not live, deleting or garbled: ignored": {
+			leases: []coordinationv1.Lease{leavingLease("expired", now.Add(-time.Second)), deleting, garbled, lease("a", t0, 10)},
+			ids:    []string{"a", "garbled"}, staying: []string{"a", "garbled"},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			ids := slices.Clone(tc.ids)
+			staying, left, next := membership.Leaving(tc.leases, ids, "self", now)
+			assert.Equal(t, tc.staying, staying)
+			assert.Equal(t, tc.left, left)
+			assert.Equal(t, tc.next, next)
+			assert.Equal(t, tc.ids, ids, "ids modified")
+		})
+	}
+}
