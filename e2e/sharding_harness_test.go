@@ -145,6 +145,7 @@ func (e *shardingEnv) startReplica(id string) *framework.Manager {
 			"--ring-name=" + e.ringName,
 			"--lease-duration=" + shardingLeaseDuration.String(),
 			"--lease-renew-interval=" + shardingRenewInterval.String(),
+			"--handover-lead=" + shardingHandOverLead.String(),
 			fmt.Sprintf("--kube-api-qps=%d", shardingKubeAPIQPS),
 			// Sub-second timestamps, to tell when a replica changed its ring.
 			"--zap-time-encoding=rfc3339nano",
@@ -259,6 +260,29 @@ func (e *shardingEnv) liveLeaseHolders() []string {
 }
 
 // waitLeaseGone polls the Lease of id until it is NotFound.
+// waitLeaving waits up to within for the Lease of replica id, asked to
+// stop at signalled, to announce when it leaves the ring
+// (membership.AnnotationLeavingAt), checks that the instant is the
+// replica's --handover-lead after the signal, and returns it.
+func (e *shardingEnv) waitLeaving(id string, signalled time.Time, within time.Duration) time.Time {
+	e.t.Helper()
+	var at time.Time
+	ok := poll(within, 20*time.Millisecond, func() bool {
+		var l coordinationv1.Lease
+		if err := e.c.Get(e.ctx, client.ObjectKey{Namespace: e.leaseNS, Name: id}, &l); err != nil {
+			return false
+		}
+		var found bool
+		at, found = membership.LeavingAt(&l)
+		return found
+	})
+	require.True(e.t, ok, "the Lease of %s announced no leaving within %s of SIGTERM", id, within)
+	lead := at.Sub(signalled)
+	require.True(e.t, lead >= shardingHandOverLead && lead < shardingHandOverLead+time.Second,
+		"%s announced it leaves %s after SIGTERM, want its lead %s", id, lead, shardingHandOverLead)
+	return at
+}
+
 func (e *shardingEnv) waitLeaseGone(id string, within time.Duration) (time.Time, bool) {
 	var at time.Time
 	ok := poll(within, 20*time.Millisecond, func() bool {

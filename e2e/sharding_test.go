@@ -31,9 +31,14 @@ const (
 	// survivor, from the kill. Their status.shard follows within the
 	// survivors' write budget (see shardWriteBudget).
 	crashTakeoverWithin = shardingLeaseDuration + shardingInterval + 2*time.Second
-	// gracefulTakeoverWithin: the same after SIGTERM, from the signal.
+	// shardingHandOverLead is each replica's --handover-lead: how long
+	// it goes on probing after SIGTERM, until the instant it announced.
+	shardingHandOverLead = 2 * time.Second
+	// gracefulTakeoverWithin: the same after SIGTERM, from the instant
+	// the replica announced it leaves.
 	gracefulTakeoverWithin = shardingInterval + 2*time.Second
-	// leaseReleasedWithin: the Lease of a SIGTERM'd replica is gone.
+	// leaseReleasedWithin: the Lease of a SIGTERM'd replica is gone, from
+	// that instant.
 	leaseReleasedWithin = 2 * time.Second
 	// maxProbeGap: no checker goes unprobed longer than this, ever.
 	maxProbeGap = shardingInterval + shardingLeaseDuration + 2*time.Second
@@ -119,17 +124,19 @@ func TestSharding(t *testing.T) {
 		err := e.managers[stopped].Terminate(20 * time.Second)
 		terminated <- exit{err, time.Now()}
 	}()
-	leaseGone, gone := e.waitLeaseGone(stopped, leaseReleasedWithin)
+	// The replica announces on its Lease that it leaves the lead after
+	// the signal, probes until then, and the others take over then, on
+	// their own timers, before its Lease is gone.
+	leaving := e.waitLeaving(stopped, tTerm, 5*time.Second)
+	t.Logf("MEASURED leaving announced: Lease %s/%s says %s leaves %s after SIGTERM (lead %s)", e.leaseNS, stopped, stopped, leaving.Sub(tTerm).Round(time.Millisecond), shardingHandOverLead)
+	e.memberGone(stopped, leaving, leaving.Add(time.Second))
+	leaseGone, gone := e.waitLeaseGone(stopped, time.Until(leaving.Add(leaseReleasedWithin)))
 	if gone {
-		t.Logf("MEASURED lease deletion: Lease %s/%s NotFound %s after SIGTERM (limit %s)", e.leaseNS, stopped, leaseGone.Sub(tTerm).Round(time.Millisecond), leaseReleasedWithin)
+		t.Logf("MEASURED lease deletion: Lease %s/%s NotFound %s after it left (limit %s)", e.leaseNS, stopped, leaseGone.Sub(leaving).Round(time.Millisecond), leaseReleasedWithin)
 	}
-	assert.True(t, gone, "the Lease of %s still exists %s after SIGTERM", stopped, leaseReleasedWithin)
-	if !gone {
-		leaseGone = tTerm.Add(shardingLeaseDuration) // it expires at the latest then
-	}
-	e.memberGone(stopped, tTerm, leaseGone)
-	gracefulTakeover := e.handOver(before, tTerm, gracefulTakeoverWithin, 30*time.Second)
-	t.Logf("MEASURED graceful takeover max: first probe %s, status.shard %s after SIGTERM (probe limit %s)", gracefulTakeover.probed.Round(time.Millisecond), gracefulTakeover.shown.Round(time.Millisecond), gracefulTakeoverWithin)
+	assert.True(t, gone, "the Lease of %s still exists %s after it left", stopped, leaseReleasedWithin)
+	gracefulTakeover := e.handOver(before, leaving, gracefulTakeoverWithin, 30*time.Second)
+	t.Logf("MEASURED graceful takeover max: first probe %s, status.shard %s after the replica left (probe limit %s)", gracefulTakeover.probed.Round(time.Millisecond), gracefulTakeover.shown.Round(time.Millisecond), gracefulTakeoverWithin)
 	select {
 	case x := <-terminated:
 		require.NoError(t, x.err, "%s did not exit cleanly after SIGTERM\n%s", stopped, tail(e.managers[stopped].Log(), 40))

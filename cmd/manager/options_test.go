@@ -28,7 +28,7 @@ func TestOptionsFromFlags(t *testing.T) {
 	opts := defaultOptions()
 	fs := flag.NewFlagSet("manager", flag.ContinueOnError)
 	opts.bindFlags(fs)
-	require.NoError(t, fs.Parse([]string{"--probe-workers=8", "--probe-namespace-share=0.25", "--lease-duration=6s", "--allow-cidrs=169.254.170.2", "--deny-private-networks"}))
+	require.NoError(t, fs.Parse([]string{"--probe-workers=8", "--probe-namespace-share=0.25", "--lease-duration=6s", "--handover-lead=2s", "--allow-cidrs=169.254.170.2", "--deny-private-networks"}))
 
 	assert.Equal(t, "webchecker-7d9f8-x2k4p", opts.shardID)
 	assert.Equal(t, "monitoring", opts.leaseNamespace)
@@ -37,6 +37,7 @@ func TestOptionsFromFlags(t *testing.T) {
 	assert.Equal(t, 0.25, opts.replicaOptions(nil, controllers.WatchScope{}).namespaceShare, "wired to the replica")
 	assert.Equal(t, 6*time.Second, opts.leaseDuration)
 	assert.Equal(t, 1500*time.Millisecond, opts.safetyMargin())
+	assert.Equal(t, 2*time.Second, opts.handOverLead)
 	assert.NoError(t, opts.validate())
 	assert.True(t, opts.secretAccess, "Secret access is on by default")
 
@@ -169,6 +170,8 @@ func TestOptionsValidate(t *testing.T) {
 		"fractional lease":            {func(o *options) { o.leaseDuration = 2500 * time.Millisecond }, "whole number of seconds"},
 		"renewal slower than fencing": {func(o *options) { o.leaseRenewInterval = 9 * time.Second }, "--lease-renew-interval"},
 		"no virtual nodes":            {func(o *options) { o.virtualNodes = 0 }, "--virtual-nodes"},
+		"negative hand-over lead":     {func(o *options) { o.handOverLead = -time.Second }, "--handover-lead"},
+		"hand-over lead past grace":   {func(o *options) { o.handOverLead = time.Minute }, "--handover-lead 1m0s must be between 0 and 20s"},
 		"no api qps":                  {func(o *options) { o.kubeAPIQPS = 0 }, "--kube-api-qps"},
 		"burst below qps":             {func(o *options) { o.kubeAPIQPS, o.kubeAPIBurst = 50, 40 }, "--kube-api-burst"},
 		"no api burst":                {func(o *options) { o.kubeAPIQPS, o.kubeAPIBurst = 0.5, 0 }, "--kube-api-burst"},

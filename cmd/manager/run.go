@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
@@ -62,7 +64,8 @@ func run(ctx context.Context, flags options) error {
 	replicaOpts.checks = checkspec.CheckBuilder{Judges: checkspec.NewJudgeCache(), Targets: checkspec.NewTargetCache(), Proxy: opts.proxy}
 	replicaOpts.buildInfo = metrics.ReadBuildInfo(version, revision)
 	replicaOpts.exposition = exposition
-	if _, err := setupReplica(mgr, replicaOpts); err != nil {
+	r, err := setupReplica(mgr, replicaOpts)
+	if err != nil {
 		return err
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
@@ -76,11 +79,56 @@ func run(ctx context.Context, flags options) error {
 		"kubeAPIQPS", opts.kubeAPIQPS, "kubeAPIBurst", opts.kubeAPIBurst, "dnsServer", opts.dnsServer,
 		"leaseNamespace", opts.leaseNamespace, "ringName", opts.ringName, "leaseDuration", opts.leaseDuration,
 		"secretAccess", opts.secretAccess, "metricLabels", opts.metricLabels.LabelNames(), "version", replicaOpts.buildInfo.Version, "revision", replicaOpts.buildInfo.Revision, "egressPolicy", opts.policy.String(), "denyClusterNetworks", opts.denyClusterNetworks, "proxy", opts.proxy.String(), "scope", opts.scope.String())
-	if err := mgr.Start(ctx); err != nil {
+	// The manager runs until the replica has left the ring, lead after
+	// ctx is cancelled.
+	mgrCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
+	left := make(chan struct{})
+	go func() {
+		defer close(left)
+		defer stop()
+		select {
+		case <-ctx.Done():
+			leaveRing(mgrCtx, r, opts.handOverLead, log)
+		case <-mgrCtx.Done():
+		}
+	}()
+	err = mgr.Start(mgrCtx)
+	stop()
+	<-left
+	if err != nil {
 		return fmt.Errorf("running manager: %w", err)
 	}
 	log.Info("Manager stopped")
 	return nil
+}
+
+// leaveRing, called when the replica is asked to stop, announces on its
+// Lease that it leaves the ring lead from now (see
+// membership.Heartbeat.Leave) and returns then, having gone on probing
+// meanwhile: the others take its checkers over at that instant on their
+// own timers, so that neither a Lease event that reaches them late nor the
+// release of the Lease delays a turn. It returns at once when lead is 0,
+// when no other replica is in its ring to take over (a single replica
+// stops at once), when the announcement fails (the others then take over
+// when the Lease is released), or when ctx is done.
+func leaveRing(ctx context.Context, r *replica, lead time.Duration, log logr.Logger) {
+	if lead <= 0 || !slices.ContainsFunc(r.assigner.Members(), func(id string) bool { return id != r.assigner.ShardID() }) {
+		return
+	}
+	at := time.Now().Add(lead)
+	announce, cancel := context.WithTimeout(ctx, lead)
+	defer cancel()
+	if err := r.heartbeat.Leave(announce, at); err != nil {
+		log.Info("Stopping without a hand-over lead", "reason", err.Error())
+		return
+	}
+	log.Info("Leaving the ring: probing until the others take over", "at", at, "lead", lead)
+	timer := time.NewTimer(time.Until(at))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+	case <-ctx.Done():
+	}
 }
 
 // The secure metrics endpoint asks the API server who a scraper is and

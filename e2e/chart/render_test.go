@@ -88,6 +88,7 @@ func TestChartDefaults(t *testing.T) {
 		"--ring-name=webchecker",
 		"--lease-duration=10s",
 		"--lease-renew-interval=2s",
+		"--handover-lead=5s",
 		"--virtual-nodes=100",
 		"--secret-access=true",
 		"--deny-cluster-networks=true",
@@ -337,11 +338,11 @@ func TestChartValues(t *testing.T) {
 		},
 		"custom lease settings": {
 			values: map[string]any{"sharding": map[string]any{
-				"leaseNamespace": "leases", "ringName": "blue", "leaseDuration": "30s", "leaseRenewInterval": "5s", "virtualNodes": 200,
+				"leaseNamespace": "leases", "ringName": "blue", "leaseDuration": "30s", "leaseRenewInterval": "5s", "handOverLead": "2s", "virtualNodes": 200,
 			}},
 			check: func(t *testing.T, r rendered) {
 				args := managerContainer(t, r).Args
-				for _, want := range []string{"--lease-namespace=leases", "--ring-name=blue", "--lease-duration=30s", "--lease-renew-interval=5s", "--virtual-nodes=200"} {
+				for _, want := range []string{"--lease-namespace=leases", "--ring-name=blue", "--lease-duration=30s", "--lease-renew-interval=5s", "--handover-lead=2s", "--virtual-nodes=200"} {
 					assert.Contains(t, args, want)
 				}
 				assert.Equal(t, "leases", renderedAs[rbacv1.Role](t, r, "Role", "webchecker-manager").Namespace, "the Role follows the Leases")

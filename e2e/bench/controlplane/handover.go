@@ -49,8 +49,8 @@ func (e *env) handOver(ctx context.Context) ([]report.Row, error) {
 }
 
 // stopAndObserve stops replica id with stop, waits until promise (and a
-// second) has passed and returns the rows for the probe gaps of the
-// checkers it had.
+// second) has passed since its process was gone and returns the rows for
+// the probe gaps of the checkers it had.
 func (e *env) stopAndObserve(ctx context.Context, id, how string, promise time.Duration, stop func(*framework.Manager) error) ([]report.Row, error) {
 	at := time.Now()
 	e.marks = append(e.marks, mark{"after " + how, at})
@@ -59,7 +59,10 @@ func (e *env) stopAndObserve(ctx context.Context, id, how string, promise time.D
 		return nil, err
 	}
 	exited := time.Since(at)
-	end := at.Add(promise + time.Second)
+	// Observed until promise after the process was gone: a replica that
+	// goes on probing after SIGTERM until the instant it announced on its
+	// Lease (--handover-lead) hands its checkers over only then.
+	end := at.Add(exited + promise + time.Second)
 	if err := sleep(ctx, time.Until(end)); err != nil {
 		return nil, err
 	}
