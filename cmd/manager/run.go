@@ -107,7 +107,9 @@ func run(ctx context.Context, flags options) error {
 // membership.Heartbeat.Leave) and returns then, having gone on probing
 // meanwhile: the others take its checkers over at that instant on their
 // own timers, so that neither a Lease event that reaches them late nor the
-// release of the Lease delays a turn. It returns at once when lead is 0,
+// release of the Lease delays a turn; from that instant it starts no turn
+// (scheduler.Scheduler.LeaveAt), and it returns once it has started every
+// turn due before it (at most catchUpLimit later). It returns at once when lead is 0,
 // when no other replica is in its ring to take over (a single replica
 // stops at once), when the announcement fails (the others then take over
 // when the Lease is released), or when ctx is done.
@@ -122,14 +124,35 @@ func leaveRing(ctx context.Context, r *replica, lead time.Duration, log logr.Log
 		log.Info("Stopping without a hand-over lead", "reason", err.Error())
 		return
 	}
+	r.scheduler.LeaveAt(at)
 	log.Info("Leaving the ring: probing until the others take over", "at", at, "lead", lead)
 	timer := time.NewTimer(time.Until(at))
 	defer timer.Stop()
 	select {
 	case <-timer.C:
 	case <-ctx.Done():
+		return
+	}
+	// The turns due before the instant are this replica's: a busy one
+	// starts them before it stops, or the others would not make them up.
+	ticker := time.NewTicker(10 * time.Millisecond)
+	defer ticker.Stop()
+	deadline := time.After(catchUpLimit)
+	for !r.scheduler.StartedBefore(at) {
+		select {
+		case <-ticker.C:
+		case <-deadline:
+			log.Info("Stopping with turns due before the hand-over not started", "waited", catchUpLimit)
+			return
+		case <-ctx.Done():
+			return
+		}
 	}
 }
+
+// catchUpLimit bounds how long a leaving replica waits, after the instant
+// it announced, for its dispatcher to start the turns due before it.
+const catchUpLimit = 2 * time.Second
 
 // The secure metrics endpoint asks the API server who a scraper is and
 // whether it may GET /metrics.

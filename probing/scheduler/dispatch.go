@@ -167,6 +167,11 @@ func (s *Scheduler) dispatch(ctx, probeCtx context.Context, wg *sync.WaitGroup) 
 		s.mu.Lock()
 		s.wake.drain()
 		st, j, wait, next := s.nextStepLocked(s.clock.Now())
+		if st == stepDispatch {
+			s.inHand.Store(j.due.UnixNano())
+		} else {
+			s.inHand.Store(0)
+		}
 		s.mu.Unlock()
 
 		switch st {
@@ -179,7 +184,7 @@ func (s *Scheduler) dispatch(ctx, probeCtx context.Context, wg *sync.WaitGroup) 
 				log.Info("Skipping probe, previous probe still running", "checker", j.key, "due", j.due, "next", next)
 			}
 		case stepDispatch:
-			if !s.owns(j.key, j.vantagePoints) {
+			if !s.owns(j.key, j.vantagePoints) || s.leftBy(j.due) {
 				s.skipNotOwned(j)
 				continue
 			}

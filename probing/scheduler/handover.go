@@ -128,6 +128,47 @@ func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time, to
 	s.log.V(1).Info("Gained check rescheduled", "checker", key, "why", why, "unprobedSince", unprobedSince, "due", due)
 }
 
+// LeaveAt tells the scheduler that this replica leaves its ring at t, as
+// it announced to the others, who probe its checks from then on: from now
+// it starts no turn due at or after t (as if it owned no check), and
+// StoppedProbing reports t at the latest. The turns due before t stay its
+// own: see StartedBefore.
+func (s *Scheduler) LeaveAt(t time.Time) {
+	s.leaveAt.Store(&t)
+}
+
+// leftBy reports whether a turn due at due is after this replica left its
+// ring (see LeaveAt).
+func (s *Scheduler) leftBy(due time.Time) bool {
+	at := s.leaveAt.Load()
+	return at != nil && !due.Before(*at)
+}
+
+// StartedBefore reports whether the dispatcher has dealt with every turn
+// due before t: none is queued, set aside for its namespace's share, or
+// waiting for the bound on probes in flight. A replica that leaves at t
+// (LeaveAt) waits for it before it stops: a busy dispatcher may still hold
+// turns due before t, which nobody else makes up. Turns of checks this
+// replica does not own count too (the dispatcher skips them at once).
+func (s *Scheduler) StartedBefore(t time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.inHand.Load(); d != 0 && d < t.UnixNano() {
+		return false
+	}
+	if len(s.queue) > 0 && s.queue[0].due.Before(t) {
+		return false
+	}
+	for _, jobs := range s.slots.waiting {
+		for _, j := range jobs {
+			if j.due.Before(t) && s.currentLocked(j) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // StoppedProbing waits until Start has stopped starting probes (its
 // context is done) and returns the instant from which this replica
 // started none: every turn of a check it owned that was due before it was
@@ -155,6 +196,9 @@ func (s *Scheduler) StoppedProbing(ctx context.Context) (at time.Time, ok bool) 
 func (s *Scheduler) recordStop(held time.Time) {
 	s.mu.Lock()
 	at := s.clock.Now()
+	if left := s.leaveAt.Load(); left != nil && left.Before(at) {
+		at = *left // no turn due from then on was started
+	}
 	if !held.IsZero() && held.Before(at) {
 		at = held
 	}

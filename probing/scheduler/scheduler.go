@@ -146,6 +146,13 @@ type Scheduler struct {
 	// stoppedAt set (see StoppedProbing).
 	probingStopped chan struct{}
 	stoppedAt      time.Time
+	// leaveAt is when this replica leaves its ring (see LeaveAt); nil
+	// until then.
+	leaveAt atomic.Pointer[time.Time]
+	// inHand is the due time (Unix nanoseconds) of the owned turn the
+	// dispatcher popped and has not started or skipped yet; 0 when none.
+	// It is set under mu, with the pop (see StartedBefore).
+	inHand atomic.Int64
 
 	mu      sync.Mutex
 	checks  map[types.NamespacedName]*entry

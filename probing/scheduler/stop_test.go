@@ -65,3 +65,39 @@ func TestProbeStartedBeforeTheStopFinishes(t *testing.T) {
 		})
 	}
 }
+
+// TestLeavingStartsNoTurnFromTheInstant checks LeaveAt and StartedBefore:
+// a replica that leaves at an instant starts the turns due before it
+// (StartedBefore is false while one waits for the bound), none due at or
+// after it, and StoppedProbing reports that instant.
+func TestLeavingStartsNoTurnFromTheInstant(t *testing.T) {
+	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
+		o.Rand = zeroRand
+		o.Workers = 1
+	})
+	blocker, late := checkN(0, 1, 10*time.Second, "v1"), checkN(1, 1, 10*time.Second, "v1")
+	release := h.prober.block(blocker.Target.URL(), false)
+	h.s.Upsert(blocker)
+	h.start()
+	h.waitCalls(1) // the only worker is busy
+	h.s.Upsert(late)
+	leaveAt := h.clock.Now().Add(5 * time.Second)
+	h.s.LeaveAt(leaveAt)
+	require.Eventually(t, func() bool { return !h.s.StartedBefore(leaveAt) }, waitFor, poll, "the late turn waits for the worker")
+	assert.False(t, h.s.StartedBefore(leaveAt), "a turn due before the instant is not started yet")
+	assert.True(t, h.s.StartedBefore(h.clock.Now().Add(-time.Second)), "nothing was due before that")
+
+	release()
+	h.waitCallsTo(late.Target.URL(), 1)
+	require.Eventually(t, func() bool { return h.s.StartedBefore(leaveAt) }, waitFor, poll, "every turn due before the instant started")
+
+	// The next turns of both, 10 s later, are past the instant: skipped.
+	h.step(10 * time.Second)
+	h.settle()
+	assert.Equal(t, 2, h.prober.numCalls(), "a turn due after the instant was started")
+
+	h.stop()
+	at, ok := h.s.StoppedProbing(context.Background())
+	require.True(t, ok)
+	assert.Equal(t, leaveAt, at, "stopped probing at the instant it left")
+}
