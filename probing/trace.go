@@ -131,6 +131,7 @@ func (t *phaseTracer) clientTrace() *httptrace.ClientTrace {
 		ConnectDone:          func(_, _ string, err error) { t.connectDone(err) },
 		TLSHandshakeStart:    func() { t.start(&t.tlsStart) },
 		TLSHandshakeDone:     func(tls.ConnectionState, error) { t.end(&t.tlsStart, PhaseTLS) },
+		GotConn:              func(httptrace.GotConnInfo) { t.requestStarted() },
 		WroteHeaders:         t.wroteHeaders,
 		WroteRequest:         func(httptrace.WroteRequestInfo) { t.wroteRequestDone() },
 		GotFirstResponseByte: t.gotFirstResponseByte,
@@ -179,9 +180,11 @@ func (t *phaseTracer) connectDone(err error) {
 	}
 }
 
-// wroteHeaders marks a request's headers written: the previous hop of a
-// redirect chain is over, and this request is not answered yet.
-func (t *phaseTracer) wroteHeaders() {
+// requestStarted marks a request about to be written on the connection
+// it got: the previous hop of a redirect chain is over, and this request
+// is not answered yet. The processing phase starts here until the
+// transport says the request was written (see wroteHeaders).
+func (t *phaseTracer) requestStarted() {
 	t.mu.Lock()
 	now := time.Now()
 	t.closeTransferLocked(now) // the previous hop of a redirect chain
@@ -189,14 +192,20 @@ func (t *phaseTracer) wroteHeaders() {
 	t.mu.Unlock()
 }
 
-// requestWritten is wroteHeaders and wroteRequestDone at once, for a
-// request written in one go (see http1Conn.exchange).
-func (t *phaseTracer) requestWritten() { t.wroteHeaders() }
+// wroteHeaders moves the start of the processing phase to the instant the
+// request's headers were written. Over HTTP/2 the transport reports them
+// written after it flushed them, and its read loop may see the answer
+// first: a report that comes after the answer changes nothing.
+func (t *phaseTracer) wroteHeaders() { t.wroteRequestDone() }
+
+// requestWritten is requestStarted for a request written in one go (see
+// http1Conn.exchange), which reports no connection of its own.
+func (t *phaseTracer) requestWritten() { t.requestStarted() }
 
 // wroteRequestDone starts the processing phase, which runs from the
 // request written to the first response byte. Over HTTP/2 the transport
-// may report the request written after the answer came: then it runs from
-// the headers written.
+// may report the request written after the answer came: then the phase
+// keeps the start it had.
 func (t *phaseTracer) wroteRequestDone() {
 	t.mu.Lock()
 	if !t.gotAnswer {
@@ -261,7 +270,7 @@ func (t *phaseTracer) finish() PhaseTimings {
 // answered reports whether the current request (the last of a redirect
 // chain) got the first byte of its response. Each request of a chain
 // starts unanswered at its first event: name resolution, connection, or
-// (over a kept connection) its headers written.
+// (over a kept connection) the connection handed to it.
 func (t *phaseTracer) answered() bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()

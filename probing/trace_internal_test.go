@@ -74,3 +74,50 @@ func TestPhaseTimings(t *testing.T) {
 		})
 	}
 }
+
+// TestPhaseTracerEventOrder feeds the tracer the hooks in the orders the
+// transports call them. HTTP/2 reports the headers written after it flushed
+// them, so its read loop may see the answer first: the probe still has a
+// processing phase, and its transfer runs to the end.
+func TestPhaseTracerEventOrder(t *testing.T) {
+	tests := map[string]struct {
+		events []func(*phaseTracer)
+		want   []Phase
+	}{
+		"HTTP/1.1 through net/http": {
+			events: []func(*phaseTracer){
+				(*phaseTracer).connectStarted, connected, (*phaseTracer).requestStarted,
+				(*phaseTracer).wroteHeaders, (*phaseTracer).wroteRequestDone, (*phaseTracer).gotFirstResponseByte,
+			},
+			want: []Phase{PhaseConnect, PhaseProcessing, PhaseTransfer},
+		},
+		"HTTP/2 answered before it reports the headers written": {
+			events: []func(*phaseTracer){
+				(*phaseTracer).connectStarted, connected, (*phaseTracer).requestStarted,
+				(*phaseTracer).gotFirstResponseByte, (*phaseTracer).wroteHeaders, (*phaseTracer).wroteRequestDone,
+			},
+			want: []Phase{PhaseConnect, PhaseProcessing, PhaseTransfer},
+		},
+		"a request written in one go on a kept connection": {
+			events: []func(*phaseTracer){(*phaseTracer).requestWritten, (*phaseTracer).gotFirstResponseByte},
+			want:   []Phase{PhaseProcessing, PhaseTransfer},
+		},
+		"no answer": {
+			events: []func(*phaseTracer){(*phaseTracer).connectStarted, connected, (*phaseTracer).requestStarted},
+			want:   []Phase{PhaseConnect},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			var tracer phaseTracer
+			for _, event := range tc.events {
+				event(&tracer)
+			}
+			assert.Equal(t, tc.want, tracer.finish().Happened())
+			assert.Equal(t, slices.Contains(tc.want, PhaseTransfer), tracer.answered())
+		})
+	}
+}
+
+// connected is a successful ConnectDone.
+func connected(t *phaseTracer) { t.connectDone(nil) }
