@@ -78,12 +78,13 @@ func (c *clockedReplica) probes(key types.NamespacedName) int {
 // that namespace only), with the suite's prober.
 func startClockedReplica(t *testing.T) *clockedReplica {
 	t.Helper()
-	return startClockedReplicaWith(t, controllers.NamespaceLimits{})
+	return startClockedReplicaWith(t, controllers.NamespaceLimits{}, nil)
 }
 
 // startClockedReplicaWith is startClockedReplica with the namespace limits
-// limits.
-func startClockedReplicaWith(t *testing.T, limits controllers.NamespaceLimits) *clockedReplica {
+// limits, and with the reconciler's client wrapped by wrap when it is not
+// nil.
+func startClockedReplicaWith(t *testing.T, limits controllers.NamespaceLimits, wrap func(*clockedReplica, client.Client) client.Client) *clockedReplica {
 	t.Helper()
 	c := &clockedReplica{
 		clock:     clocktesting.NewFakeClock(t0),
@@ -96,7 +97,7 @@ func startClockedReplicaWith(t *testing.T, limits controllers.NamespaceLimits) *
 	prober, err := suiteProber()
 	require.NoError(t, err)
 	const shard = "clocked-replica"
-	c.sched, err = setupReplica(mgr, replicaConfig{
+	cfg := replicaConfig{
 		shardID:    shard,
 		prober:     prober,
 		workers:    4,
@@ -107,7 +108,11 @@ func startClockedReplicaWith(t *testing.T, limits controllers.NamespaceLimits) *
 		clock:      c.clock,
 		observer:   c,
 		limits:     limits,
-	})
+	}
+	if wrap != nil {
+		cfg.client = func(cl client.Client) client.Client { return wrap(c, cl) }
+	}
+	c.sched, err = setupReplica(mgr, cfg)
 	require.NoError(t, err)
 	framework.RunInTest(t, mgr)
 	return c

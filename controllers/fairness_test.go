@@ -258,7 +258,7 @@ func TestQuietNamespaceIsWrittenBesideANoisyOne(t *testing.T) {
 // change of reason is still written at once.
 func TestMessageOnlyChangesAreWrittenOncePerPeriod(t *testing.T) {
 	const period = time.Minute
-	c := startClockedReplicaWith(t, controllers.NamespaceLimits{MessagePeriod: period})
+	c := startClockedReplicaWith(t, controllers.NamespaceLimits{MessagePeriod: period}, nil)
 	var ok atomic.Bool
 	srv := answers(t, func(n int64) int {
 		if ok.Load() {
@@ -302,4 +302,64 @@ func TestMessageOnlyChangesAreWrittenOncePerPeriod(t *testing.T) {
 	mu.Lock()
 	t.Logf("status writes: %d (messages %q)", writes.n.Load(), messages)
 	mu.Unlock()
+}
+
+// TestMessagePeriodCountsFromTheWriteDecision: a checker's MessagePeriod
+// counts from the instant its status write was decided, not from when the
+// patch returned. The replica's first status patch returns only after its
+// clock moved on by an interval; the message-only change probed when the
+// period has passed since the decision is written at once. Counted from
+// the patch's return, the write would wait for an instant this test's
+// clock never reaches (CI once saw that when a step of the clock fell
+// between a patch and its bookkeeping).
+func TestMessagePeriodCountsFromTheWriteDecision(t *testing.T) {
+	const period = time.Minute
+	var slow sync.Once
+	c := startClockedReplicaWith(t, controllers.NamespaceLimits{MessagePeriod: period}, func(c *clockedReplica, cl client.Client) client.Client {
+		return &afterStatusPatch{Client: cl, then: func() { slow.Do(func() { c.clock.Step(interval) }) }}
+	})
+	var code atomic.Int64
+	code.Store(http.StatusInternalServerError)
+	srv := answers(t, func(int64) int { return int(code.Load()) })
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	writes := watchStatusWrites(t, ctx, c.namespace, nil)
+	wc := newChecker(c.namespace, "slow-patch", srv.URL, "/")
+	require.NoError(t, k8sClient.Create(ctx, wc))
+	key := client.ObjectKeyFromObject(wc)
+	waitReady(t, key, metav1.ConditionFalse, string(probing.ReasonUnexpectedStatus), waitFor)
+	require.Eventually(t, func() bool { return writes.n.Load() == 1 }, waitFor, poll, "the first failure was not seen written")
+	// The patch returned at t0+interval, where a probe is due too.
+	require.Eventually(t, func() bool { return c.probes(key) >= 2 }, waitFor, poll/5, "no probe once the first patch returned")
+
+	code.Store(http.StatusBadGateway)
+	c.advance(t, key, period-interval)
+	require.Eventually(t, func() bool { return writes.n.Load() == 2 }, waitFor, poll,
+		"the message probed a period after the first write was decided was not written")
+	assert.Equal(t, "unexpected status code 502 (expected 2xx or 3xx)", ready(getChecker(t, key)).Message)
+}
+
+// afterStatusPatch is a client whose status patches call then once the
+// API server has answered them.
+type afterStatusPatch struct {
+	client.Client
+	then func()
+}
+
+// Status implements client.Client.
+func (c *afterStatusPatch) Status() client.SubResourceWriter {
+	return &afterPatchWriter{SubResourceWriter: c.Client.Status(), then: c.then}
+}
+
+// afterPatchWriter is the status writer of afterStatusPatch.
+type afterPatchWriter struct {
+	client.SubResourceWriter
+	then func()
+}
+
+// Patch implements client.SubResourceWriter.
+func (w *afterPatchWriter) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	err := w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+	w.then()
+	return err
 }

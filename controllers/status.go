@@ -66,7 +66,11 @@ func (r *WebCheckerReconciler) patchStatus(ctx context.Context, wc *webcheckerv1
 	if !r.Ownership.Owns(key) {
 		return false, nil
 	}
-	if wait := r.writeWait(key, wc.Generation, detailOnly(&wc.Status, desired)); wait > 0 {
+	// The MessagePeriod counts from the instant writeWait judged, not
+	// from when the patch returned: a slow patch does not push the next
+	// detail write back past the period.
+	now := r.now()
+	if wait := r.writeWait(key, wc.Generation, detailOnly(&wc.Status, desired), now); wait > 0 {
 		return false, &deferredWrite{after: wait}
 	}
 	base := wc.DeepCopy()
@@ -82,19 +86,18 @@ func (r *WebCheckerReconciler) patchStatus(ctx context.Context, wc *webcheckerv1
 	if err != nil {
 		return false, fmt.Errorf("patching WebChecker status: %w", err)
 	}
-	r.ledger().wrote(key, wc.Generation, base.ResourceVersion, r.now())
+	r.ledger().wrote(key, wc.Generation, base.ResourceVersion, now)
 	r.recordReady(wc, desired)
 	logf.FromContext(ctx).V(1).Info("Status updated", "ready", readyStatus(desired.Conditions), "httpStatusCode", desired.HTTPStatusCode)
 	return true, nil
 }
 
-// writeWait is how long a status write of the checker at generation must wait, at the
-// reconciler's clock, under its NamespaceLimits: a write that changes only
+// writeWait is how long a status write of the checker at generation must
+// wait, at now, under the reconciler's NamespaceLimits: a write that changes only
 // details (detail) waits out the checker's MessagePeriod, and any write
 // waits while its namespace is over its share of status writes. Zero means
 // write now, and the write is counted in the namespace's share.
-func (r *WebCheckerReconciler) writeWait(key types.NamespacedName, generation int64, detail bool) time.Duration {
-	now := r.now()
+func (r *WebCheckerReconciler) writeWait(key types.NamespacedName, generation int64, detail bool, now time.Time) time.Duration {
 	if detail && r.Limits.MessagePeriod > 0 {
 		if wait := r.ledger().detailWait(key, generation, now, r.Limits.MessagePeriod); wait > 0 {
 			return wait

@@ -185,6 +185,9 @@ type replicaConfig struct {
 	observer scheduler.Observer
 	// limits are the reconciler's namespace limits.
 	limits controllers.NamespaceLimits
+	// client, when not nil, wraps the manager's client into the
+	// reconciler's.
+	client func(client.Client) client.Client
 }
 
 // replicaOwnership is what a test replica's reconciler and metrics need of
@@ -253,6 +256,9 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) (*scheduler.Scheduler, erro
 	}
 	if c.clock != nil {
 		r.Clock = c.clock
+	}
+	if c.client != nil {
+		r.Client = c.client(mgr.GetClient())
 	}
 	if c.secretAccess {
 		r.Secrets = mgr.GetClient()

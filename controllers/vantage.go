@@ -107,7 +107,8 @@ func (r *WebCheckerReconciler) writeEntry(ctx context.Context, v statusView) (*w
 	if !r.Ownership.Probes(key, v.p.vantagePoints) {
 		return wc, nil
 	}
-	if wait := r.writeWait(key, wc.Generation, entryDetailOnly(stored, next)); wait > 0 {
+	now := r.now() // the write counts from when it was decided
+	if wait := r.writeWait(key, wc.Generation, entryDetailOnly(stored, next), now); wait > 0 {
 		return nil, &deferredWrite{after: wait}
 	}
 	body, err := json.Marshal(entryApply{
@@ -128,7 +129,7 @@ func (r *WebCheckerReconciler) writeEntry(ctx context.Context, v statusView) (*w
 	if err != nil {
 		return nil, fmt.Errorf("applying vantage point entry of %s: %w", v.shard, err)
 	}
-	r.ledger().wrote(key, wc.Generation, wc.ResourceVersion, r.now())
+	r.ledger().wrote(key, wc.Generation, wc.ResourceVersion, now)
 	logf.FromContext(ctx).V(1).Info("Vantage point entry updated", "shard", v.shard, "ready", next.Ready, "reason", next.Reason)
 	return fresh, nil
 }
