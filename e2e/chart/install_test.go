@@ -16,6 +16,8 @@ import (
 	"helm.sh/helm/v3/pkg/action"
 	"helm.sh/helm/v3/pkg/release"
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/networkio/webchecker/e2e/chart"
 	"github.com/networkio/webchecker/e2e/framework"
@@ -52,7 +54,8 @@ func TestChartInstall(t *testing.T) {
 	// kubectl fails when one of the named objects is missing.
 	kubectl("get", "-n", chartNamespace, "serviceaccount/webchecker", "role/webchecker-manager", "rolebinding/webchecker-manager",
 		"service/webchecker-metrics", "poddisruptionbudget/webchecker")
-	kubectl("get", "clusterrole/webchecker-manager", "clusterrole/webchecker-metrics-reader", "clusterrolebinding/webchecker-manager")
+	kubectl("get", "clusterrole/webchecker-manager", "clusterrole/webchecker-metrics-reader", "clusterrolebinding/webchecker-manager",
+		"flowschema/webchecker-leases")
 
 	// kubectl apply -f config/samples/
 	const checkers = "e2e-chart"
@@ -110,7 +113,7 @@ func TestChartInstall(t *testing.T) {
 	left := kubectl("get", "-n", chartNamespace, "-o", "name",
 		"deployments,replicasets,pods,services,serviceaccounts,roles,rolebindings,poddisruptionbudgets,secrets,configmaps,leases")
 	assert.Empty(t, strings.TrimSpace(left), "left in the release namespace (Helm keeps the namespace itself)")
-	assert.Empty(t, strings.TrimSpace(kubectl("get", "clusterroles,clusterrolebindings", "-o", "name", "-l", "app.kubernetes.io/instance="+chartRelease)))
+	assert.Empty(t, strings.TrimSpace(kubectl("get", "clusterroles,clusterrolebindings,flowschemas", "-o", "name", "-l", "app.kubernetes.io/instance="+chartRelease)))
 	kubectl("get", "crd", "webcheckers.test.network.io")
 	assert.Contains(t, kubectl("get", "webcheckers", "-n", checkers, "-o", "name"), "webchecker.test.network.io/badnews")
 
@@ -272,7 +275,8 @@ func assertRefused(t *testing.T, kubeconfig string, commands []struct{ stdin, ar
 // processes with the Deployment's arguments, authenticated as its
 // ServiceAccount, and checks that they probe, use a Secret, write status,
 // Leases and Events, serve metrics only to authorized scrapers, and are
-// refused what the chart did not grant: Secrets are read-only.
+// refused what the chart did not grant: Secrets are read-only. Their Lease
+// requests, and only those, go to the chart's FlowSchema.
 func runChartManagers(t *testing.T, cluster *framework.ControlPlane, deployment *appsv1.Deployment, checkers string) {
 	ctx := context.Background()
 	ns := deployment.Namespace
@@ -301,6 +305,15 @@ func runChartManagers(t *testing.T, cluster *framework.ControlPlane, deployment 
 		holders, _ := cluster.Kubectl("", "get", "leases", "-n", ns, "-o", "jsonpath={.items[*].spec.holderIdentity}")
 		return holders == strings.Join(shards, " ")
 	}, 10*time.Second, 100*time.Millisecond, "every replica holds a Lease in the release namespace")
+	// API Priority and Fairness puts the replicas' Lease requests, and
+	// only those, in the leader-election priority level.
+	flowSchema, err := cluster.Kubectl("", "get", "flowschema", "webchecker-leases", "-o", "jsonpath={.metadata.uid}")
+	require.NoError(t, err)
+	require.NotEmpty(t, flowSchema)
+	assert.Equal(t, flowSchema, flowSchemaOf(t, kubeconfig, "/apis/coordination.k8s.io/v1/namespaces/"+ns+"/leases/"+shards[0]),
+		"a replica's Lease read is classified by the chart's FlowSchema")
+	assert.NotEqual(t, flowSchema, flowSchemaOf(t, kubeconfig, "/apis/test.network.io/v1alpha1/namespaces/"+checkers+"/webcheckers/local"),
+		"the replicas' other requests are not")
 	// The replicas may record Events (a first result that fails records
 	// one; a first success records none).
 	events, err := cluster.Kubectl("", "get", "events", "-n", checkers, "--field-selector", "involvedObject.name=badnews", "-o", "jsonpath={.items[*].reason}")
@@ -411,4 +424,21 @@ func runChartManagersScoped(t *testing.T, cluster *framework.ControlPlane, deplo
 		{"", "get secret " + chartSecret + " -n " + checkers},
 	})
 	terminateChartManagers(t, cluster, managers, ns)
+}
+
+// flowSchemaOf is the UID of the FlowSchema that the API server's Priority
+// and Fairness classified a GET of path into, made with the identity of
+// kubeconfig (the API server names it in a response header).
+func flowSchemaOf(t *testing.T, kubeconfig, path string) string {
+	t.Helper()
+	cfg, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+	require.NoError(t, err)
+	httpClient, err := rest.HTTPClientFor(cfg)
+	require.NoError(t, err)
+	resp, err := httpClient.Get(strings.TrimSuffix(cfg.Host, "/") + path)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	require.Equal(t, http.StatusOK, resp.StatusCode, "GET %s", path)
+	return resp.Header.Get("X-Kubernetes-PF-FlowSchema-UID")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	flowcontrolv1 "k8s.io/api/flowcontrol/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -62,6 +63,7 @@ func TestChartDefaults(t *testing.T) {
 		"CustomResourceDefinition/webcheckermaintenances.test.network.io",
 		"CustomResourceDefinition/webcheckers.test.network.io",
 		"Deployment/webchecker",
+		"FlowSchema/webchecker-leases",
 		"PodDisruptionBudget/webchecker",
 		"Role/webchecker-cluster-networks",
 		"Role/webchecker-manager",
@@ -349,6 +351,24 @@ func TestChartValues(t *testing.T) {
 				binding := renderedAs[rbacv1.RoleBinding](t, r, "RoleBinding", "webchecker-manager")
 				assert.Equal(t, "leases", binding.Namespace)
 				assert.Equal(t, chartNamespace, binding.Subjects[0].Namespace)
+				schema := renderedAs[flowcontrolv1.FlowSchema](t, r, "FlowSchema", "webchecker-leases")
+				require.Len(t, schema.Spec.Rules, 1)
+				assert.Equal(t, []string{"leases"}, schema.Spec.Rules[0].ResourceRules[0].Namespaces, "the FlowSchema follows the Leases")
+				assert.Equal(t, flowcontrolv1.ServiceAccountSubject{Namespace: chartNamespace, Name: "webchecker"}, *schema.Spec.Rules[0].Subjects[0].ServiceAccount)
+			},
+		},
+		"another priority level for the Leases": {
+			values: map[string]any{"sharding": map[string]any{"flowSchema": map[string]any{"priorityLevel": "workload-high", "matchingPrecedence": 800}}},
+			check: func(t *testing.T, r rendered) {
+				schema := renderedAs[flowcontrolv1.FlowSchema](t, r, "FlowSchema", "webchecker-leases")
+				assert.Equal(t, "workload-high", schema.Spec.PriorityLevelConfiguration.Name)
+				assert.Equal(t, int32(800), schema.Spec.MatchingPrecedence)
+			},
+		},
+		"no FlowSchema": {
+			values: map[string]any{"sharding": map[string]any{"flowSchema": map[string]any{"enabled": false}}},
+			check: func(t *testing.T, r rendered) {
+				assert.NotContains(t, r.kinds(), "FlowSchema/webchecker-leases")
 			},
 		},
 		"probing flags and extra arguments": {
@@ -600,6 +620,8 @@ func TestChartSchemaRejectsBadValues(t *testing.T) {
 		"no reconcile share":         {map[string]any{"manager": map[string]any{"reconcileNamespaceShare": 0}}, "/manager/reconcileNamespaceShare"},
 		"message period no duration": {map[string]any{"manager": map[string]any{"statusMessagePeriod": "hourly"}}, "/manager/statusMessagePeriod"},
 		"fractional burst":           {map[string]any{"manager": map[string]any{"kubeApiBurst": 1.5}}, "/manager/kubeApiBurst"},
+		"exempt precedence":          {map[string]any{"sharding": map[string]any{"flowSchema": map[string]any{"matchingPrecedence": 1}}}, "/sharding/flowSchema/matchingPrecedence"},
+		"priority level not a name":  {map[string]any{"sharding": map[string]any{"flowSchema": map[string]any{"priorityLevel": "Leader Election"}}}, "/sharding/flowSchema/priorityLevel"},
 		"mistyped security field":    {map[string]any{"securityContext": map[string]any{"readOnlyRootFilesytem": true}}, "'readOnlyRootFilesytem' not allowed"},
 		"misspelt secrets key":       {map[string]any{"secrets": map[string]any{"acess": false}}, "'acess' not allowed"},
 		"secret access as a word":    {map[string]any{"secrets": map[string]any{"access": "no"}}, "/secrets/access"},
