@@ -364,7 +364,7 @@ func (s *Scheduler) probe(ctx context.Context, p probeJob) {
 	case e == nil:
 		// Removed while probing: discard.
 	case e.rev == p.flight.rev:
-		if p.ctx.Err() == nil { // not cancelled by shutdown
+		if p.ctx.Err() == nil && !p.flight.discarded { // neither cancelled nor disowned
 			e.setPace(&out, p.start, p.behind, p.flight.overran)
 			e.watchTarget(&out, e.outcome, &s.changes)
 			changed = e.setOutcome(&out)

@@ -20,6 +20,10 @@ import (
 // its next grid point, without another Upsert. With a Builder its target
 // is dropped too, and built again by a turn that finds it owned. Disowning
 // an unknown key is a no-op.
+//
+// Once the dispatcher has stopped (see StoppedProbing), the probe in flight
+// is not cancelled: its result is discarded, and Start cancels it if it
+// outlasts StopGrace.
 func (s *Scheduler) Disown(key types.NamespacedName) {
 	s.mu.Lock()
 	e, exists := s.checks[key]
@@ -29,7 +33,16 @@ func (s *Scheduler) Disown(key types.NamespacedName) {
 			e.dropTarget()
 		}
 		if f := s.flights[key]; f != nil {
-			f.cancel()
+			if s.stoppedProbing() {
+				// Shutting down (a replica fences itself once it has
+				// stopped starting probes): the probe is the turn it was
+				// started for and gets StopGrace to reach its target, as
+				// Start gives every probe in flight; cancelling it now
+				// would leave that turn probed by nobody.
+				f.discarded = true
+			} else {
+				f.cancel()
+			}
 		}
 	}
 	s.mu.Unlock()
@@ -225,4 +238,15 @@ func (s *Scheduler) recordStop(held time.Time) {
 	s.stoppedAt = at
 	close(s.probingStopped)
 	s.log.Info("Stopped starting probes", "unprobedFrom", at)
+}
+
+// stoppedProbing reports whether the dispatcher has stopped starting
+// probes (Start's context ended).
+func (s *Scheduler) stoppedProbing() bool {
+	select {
+	case <-s.probingStopped:
+		return true
+	default:
+		return false
+	}
 }

@@ -113,6 +113,10 @@ type flight struct {
 	// overran is set when a turn of the check was skipped because this
 	// probe still ran (Outcome.Overran).
 	overran bool
+	// discarded is set by a Disown after the dispatcher stopped: the probe
+	// goes on for StopGrace, its turn being started, but its result is
+	// not stored.
+	discarded bool
 }
 
 // item is one element of the due-time heap. It is stale when its key is gone

@@ -66,6 +66,51 @@ func TestProbeStartedBeforeTheStopFinishes(t *testing.T) {
 	}
 }
 
+// TestDisownAfterTheStopLetsTheProbeFinish: a replica fences itself once
+// its scheduler has stopped starting probes, and the fencing disowns every
+// check. A probe in flight then still gets scheduler.StopGrace to reach its
+// target, as at any stop: its turn counts as started, so no other replica
+// makes it up, and cancelling it would leave that turn probed by nobody
+// (seen in the bench: a turn due right before a replica's leaving instant
+// was started, then cut 14 ms later). Its result is discarded.
+func TestDisownAfterTheStopLetsTheProbeFinish(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var cancelled atomic.Bool
+	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
+		o.Rand = zeroRand
+		o.Prober = probing.ProberFunc(func(ctx context.Context, _ probing.Target) probing.Result {
+			once.Do(func() { close(entered) })
+			select {
+			case <-release:
+			case <-ctx.Done():
+				cancelled.Store(true)
+			}
+			return probing.Result{Success: true, Reason: probing.ReasonSucceeded}
+		})
+	})
+	c := checkN(0, 1, 10*time.Second, "v1")
+	h.s.Upsert(c)
+	h.start()
+	select {
+	case <-entered:
+	case <-time.After(waitFor):
+		t.Fatal("the check was not probed")
+	}
+	h.cancel() // the stop: Start lets the probe in flight finish
+	ctx, cancel := context.WithTimeout(context.Background(), waitFor)
+	defer cancel()
+	_, ok := h.s.StoppedProbing(ctx)
+	require.True(t, ok, "the dispatcher did not stop")
+	h.s.Disown(c.Key) // the fencing that follows
+	assert.Never(t, cancelled.Load, 100*time.Millisecond, 10*time.Millisecond, "the probe in flight was cancelled by Disown after the stop")
+	close(release)
+	h.stop()
+	assert.False(t, cancelled.Load(), "the probe was cancelled within the grace")
+	_, stored := h.s.Latest(c.Key)
+	assert.False(t, stored, "the result of a disowned probe was stored")
+}
+
 // TestLeavingStartsNoTurnFromTheInstant checks LeaveAt and StartedBefore:
 // a replica that leaves at an instant starts the turns due before it
 // (StartedBefore is false while one waits for the bound), none due at or
