@@ -239,14 +239,3 @@ func (s *Scheduler) recordStop(held time.Time) {
 	close(s.probingStopped)
 	s.log.Info("Stopped starting probes", "unprobedFrom", at)
 }
-
-// stoppedProbing reports whether the dispatcher has stopped starting
-// probes (Start's context ended).
-func (s *Scheduler) stoppedProbing() bool {
-	select {
-	case <-s.probingStopped:
-		return true
-	default:
-		return false
-	}
-}

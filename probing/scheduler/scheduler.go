@@ -373,30 +373,6 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	return nil
 }
 
-// StopGrace is how long Start, once it stopped starting probes, lets the
-// probes in flight finish before it cancels them: long enough for one
-// started right before the stop to reach its target, so that the turn it
-// was counted as is probed, short enough not to hold a shutdown up.
-const StopGrace = time.Second
-
-// finishProbes waits up to StopGrace for the probes in flight (counted by
-// wg), then cancels the rest with cancelProbes and waits for them.
-func (s *Scheduler) finishProbes(wg *sync.WaitGroup, cancelProbes context.CancelFunc) {
-	done := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(done)
-	}()
-	grace := time.NewTimer(StopGrace)
-	defer grace.Stop()
-	select {
-	case <-done:
-	case <-grace.C:
-	}
-	cancelProbes()
-	<-done
-}
-
 // jitterLocked returns the delay before the first probe of a check.
 func (s *Scheduler) jitterLocked(interval time.Duration) time.Duration {
 	bound := min(s.jitter, interval/4)
