@@ -101,9 +101,14 @@ func ownershipChanges(before, after *assignment, id string, checkers []Checker) 
 // handOverSlack is how long before this replica saw a change of ownership
 // the previous owner may have stopped probing, when nothing tells better:
 // shutting down, it stops right before it deletes its Lease, which the
-// other replicas see a request and a watch event later. (A Lease released
-// by a replica that knew when it stopped tells better: see
-// membership.AnnotationProbingStopped.)
+// other replicas see a request and a watch event later; crashing, it may
+// die right after a renewal that this replica sees a request, a watch
+// event and a ring evaluation later (tens of milliseconds, up to a few
+// hundred on a busy replica), after a turn it then never probed. (A Lease
+// released by a replica that knew when it stopped tells better: see
+// membership.AnnotationProbingStopped.) It adds to how long a gained
+// check may go unprobed without a turn made up, so it must stay within
+// the 2 s beyond interval + lease duration that a crash is promised.
 const handOverSlack = time.Second
 
 // leftMembers is what this replica knows of the members that may have
@@ -173,7 +178,10 @@ func unprobedSince(before *assignment, id string, key types.NamespacedName, afte
 			return at, 0
 		}
 		if seen, ok := left.lastSeen[prev]; ok {
-			return seen, 0
+			// Seen here a request, a watch event and an evaluation after
+			// the member wrote it: it may have died before this replica
+			// saw it, and missed a turn due in between.
+			return seen.Add(-handOverSlack), 0
 		}
 		if stopped, ok := left.released[prev]; ok {
 			return stopped, 0

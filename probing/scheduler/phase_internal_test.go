@@ -85,6 +85,14 @@ func TestMakeUpNow(t *testing.T) {
 		// Waiting for 20 s leaves at most 20 s since the turn at 0 s,
 		// within 10 s + 10.5 s: the owner most likely probed 10 s.
 		{name: "crash, one turn in the window", since: time.Second, now: 11500 * time.Millisecond, want: false},
+		// A crash right after a renewal written at 9.9 s and seen at
+		// 10.1 s, the turn at 10 s missed, the Lease expired at 20.1 s,
+		// after the turn at 20 s was skipped here. Reported as unprobed
+		// since 9.1 s (seen, less the assigner's 1 s slack), the turn at
+		// 10 s counts as missed: waiting for 30 s would leave 30 s. (From
+		// 10.1 s, the instant it was seen, it would wait: a gap of 30 s
+		// against a promise of 22 s.)
+		{name: "crash right after a renewal seen late", since: 9100 * time.Millisecond, now: 20100 * time.Millisecond, want: true},
 		// Two turns (10 s, 20 s) in a window longer than the interval:
 		// waiting for 30 s would leave 30 s, over 10 s + 12 s.
 		{name: "crash, two turns in the window", since: 9 * time.Second, now: 21 * time.Second, want: true},
