@@ -57,6 +57,8 @@ type fairReplica struct {
 	// zero).
 	qps   float32
 	burst int
+	// workers is the reconciler's Workers.
+	workers int
 }
 
 // startFairReplica runs, until the test ends, a replica of its own that
@@ -97,6 +99,7 @@ func startFairReplica(t *testing.T, c fairReplica) {
 		Trigger:   trigger,
 		Metrics:   m,
 		Limits:    c.limits,
+		Workers:   c.workers,
 	}
 	require.NoError(t, r.SetupWithManager(mgr))
 	framework.RunInTest(t, mgr)
@@ -165,6 +168,8 @@ func TestQuietNamespaceIsWrittenBesideANoisyOne(t *testing.T) {
 		writeBurst    = 2
 		budget        = 10
 		quietBound    = interval + 2*time.Second
+		// workers bounds the writes in flight when the window opens.
+		workers = 8
 	)
 	tests := map[string]struct {
 		borrow bool
@@ -188,7 +193,7 @@ func TestQuietNamespaceIsWrittenBesideANoisyOne(t *testing.T) {
 				limits.APIRate, limits.APIBurst = budget, budget
 			}
 			noisyNS, quietNS := newElsewhereNamespace(t), newElsewhereNamespace(t)
-			startFairReplica(t, fairReplica{namespaces: []string{noisyNS, quietNS}, limits: limits, qps: budget, burst: budget})
+			startFairReplica(t, fairReplica{namespaces: []string{noisyNS, quietNS}, limits: limits, qps: budget, burst: budget, workers: workers})
 			flipping := answers(t, func(n int64) int { return []int{http.StatusOK, http.StatusInternalServerError}[n%2] })
 			var quietCode atomic.Int64
 			quietCode.Store(http.StatusOK)
@@ -244,7 +249,7 @@ func TestQuietNamespaceIsWrittenBesideANoisyOne(t *testing.T) {
 			assert.LessOrEqual(t, slowest, quietBound, "a change of the quiet namespace waited behind the noisy one")
 			// The bound, the burst, and one write in flight per reconcile
 			// worker when the window opened.
-			assert.LessOrEqual(t, float64(noisy.n.Load()), tc.noisyRate*elapsed.Seconds()+writeBurst+controllers.DefaultReconcileWorkers,
+			assert.LessOrEqual(t, float64(noisy.n.Load()), tc.noisyRate*elapsed.Seconds()+writeBurst+workers,
 				"the noisy namespace took more than its share of status writes")
 			assert.Equal(t, int64(quietCheckers), quietWrites.n.Load(), "the quiet namespace's writes: one per checker that changed")
 		})

@@ -45,7 +45,12 @@ const (
 )
 
 // DefaultReconcileWorkers is the default of WebCheckerReconciler.Workers.
-const DefaultReconcileWorkers = 8
+// A reconcile that writes a status waits for the API server, which takes
+// hundreds of milliseconds while thousands of checkers are created: with
+// 8 workers (6 for one namespace) a replica wrote about 14 statuses/s, and
+// 10,000 new checkers on 3 replicas showed their Ready condition 123 s
+// after the last create; with 32, 21 s (e2e/bench/README.md).
+const DefaultReconcileWorkers = 32
 
 // WebCheckerReconciler keeps the scheduler's set of checks in line with the
 // WebChecker objects and writes the status of those this replica owns.
