@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers"
 )
 
 // TestOAuth2ClientCredentialsNeverShow: a checker with spec.oauth2 reads
@@ -59,6 +60,10 @@ func TestOAuth2ClientCredentialsNeverShow(t *testing.T) {
 	refused := waitReady(t, key, metav1.ConditionFalse, "TokenFailed", secretTimeout)
 	assert.Equal(t, `OAuth2 token request to "`+endpoint.URL+`/token": the token endpoint answered 401 Unauthorized`, ready(refused).Message)
 
+	// The Event of the failure, written after the status, carries the
+	// refused request's message too.
+	require.Eventually(t, func() bool { return eventRecorded(ns, key.Name, controllers.EventReasonProbeFailed) }, secretTimeout, poll,
+		"no %s Event recorded", controllers.EventReasonProbeFailed)
 	stored, err := json.Marshal(getChecker(t, key))
 	require.NoError(t, err)
 	var events eventsv1.EventList

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
+	"github.com/networkio/webchecker/controllers"
 	"github.com/networkio/webchecker/probing/probetest"
 )
 
@@ -282,7 +283,10 @@ func TestHeaderValuesFromSecretsNeverShow(t *testing.T) {
 	got := waitReady(t, key, metav1.ConditionFalse, "BodyMismatch", secretTimeout)
 	assert.Equal(t, `response body does not match "healthy"`, ready(got).Message)
 
-	// Neither value shows in the status, the Events or the logs.
+	// Neither value shows in the status, the Events or the logs. The
+	// Event of the mismatch is written after the status.
+	require.Eventually(t, func() bool { return eventRecorded(ns, key.Name, controllers.EventReasonFailureChanged) }, secretTimeout, poll,
+		"no %s Event recorded", controllers.EventReasonFailureChanged)
 	stored, err := json.Marshal(getChecker(t, key))
 	require.NoError(t, err)
 	var events eventsv1.EventList

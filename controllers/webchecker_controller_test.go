@@ -228,6 +228,22 @@ func eventNotes(t *testing.T, ns, name, reason string) []string {
 	return notes
 }
 
+// eventRecorded reports whether an Event about one WebChecker with reason
+// is stored: the recorder writes Events asynchronously, after the status
+// that caused them. A failed list counts as not yet.
+func eventRecorded(ns, name, reason string) bool {
+	var list eventsv1.EventList
+	if err := k8sClient.List(context.Background(), &list, client.InNamespace(ns)); err != nil {
+		return false
+	}
+	for _, e := range list.Items {
+		if e.Regarding.Name == name && e.Reason == reason {
+			return true
+		}
+	}
+	return false
+}
+
 // eventReasons lists the reasons of the Events about one WebChecker,
 // repeated by their count.
 func eventReasons(t *testing.T, ns, name string) string {
