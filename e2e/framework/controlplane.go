@@ -172,16 +172,22 @@ func (cp *ControlPlane) UserKubeconfig(name string, groups ...string) (string, e
 	return path, nil
 }
 
+// serviceAccountTokenLifetime is how long ServiceAccountKubeconfig's tokens
+// are valid.
+const serviceAccountTokenLifetime = 24 * time.Hour
+
 // ServiceAccountKubeconfig requests a token for the ServiceAccount
 // namespace/name from the TokenRequest API and writes a kubeconfig that
 // authenticates with it: the identity a pod running as that ServiceAccount
-// has. It returns the kubeconfig's path and the token.
+// has. It returns the kubeconfig's path and the token, which is valid for
+// serviceAccountTokenLifetime: a pod's token is renewed by its kubelet,
+// these are not, and a bench's replicas use theirs for hours.
 func (cp *ControlPlane) ServiceAccountKubeconfig(ctx context.Context, namespace, name string) (path, token string, err error) {
 	clientset, err := kubernetes.NewForConfig(cp.Config)
 	if err != nil {
 		return "", "", fmt.Errorf("creating clientset: %w", err)
 	}
-	expiry := int64(time.Hour / time.Second)
+	expiry := int64(serviceAccountTokenLifetime / time.Second)
 	req, err := clientset.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, name,
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: &expiry}}, metav1.CreateOptions{})
 	if err != nil {

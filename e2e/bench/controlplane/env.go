@@ -54,6 +54,8 @@ type env struct {
 	creators []client.Client
 	kube     kubernetes.Interface
 	rec      *framework.StatusRecorder
+	// who are the identities the replicas and the creates connect as.
+	who identities
 
 	// cpPids are the pids of the control plane's processes, by
 	// controlPlaneProcs' names.
@@ -142,7 +144,8 @@ func (e *env) findControlPlane() error {
 }
 
 // connect makes the clients, paced so that creating the checkers is not
-// the bottleneck, and creates the namespaces and the CA's Secret.
+// the bottleneck, and creates the namespaces, the identities (see
+// identities) and the CA's Secret.
 func (e *env) connect(ctx context.Context) error {
 	scheme, err := framework.NewScheme()
 	if err != nil {
@@ -156,8 +159,21 @@ func (e *env) connect(ctx context.Context) error {
 	if e.kube, err = kubernetes.NewForConfig(&cfg); err != nil {
 		return fmt.Errorf("creating clientset: %w", err)
 	}
+	for _, ns := range []string{checkerNamespace, leaseNamespace} {
+		if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+			return fmt.Errorf("creating namespace %s: %w", ns, err)
+		}
+	}
+	e.who = e.adminIdentities()
+	if !e.opts.admin {
+		if e.who, err = e.ownIdentities(ctx); err != nil {
+			return err
+		}
+	}
+	creator := *e.who.creator
+	creator.QPS, creator.Burst = cfg.QPS, cfg.Burst
 	for range e.opts.createClients {
-		own := cfg
+		own := creator
 		// A config with its own dialer gets its own transport, and so its
 		// own connection, instead of client-go's shared one.
 		own.Dial = (&net.Dialer{Timeout: 30 * time.Second}).DialContext
@@ -170,11 +186,6 @@ func (e *env) connect(ctx context.Context) error {
 			return fmt.Errorf("discovering the WebChecker API: %w", err)
 		}
 		e.creators = append(e.creators, c)
-	}
-	for _, ns := range []string{checkerNamespace, leaseNamespace} {
-		if err := e.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
-			return fmt.Errorf("creating namespace %s: %w", ns, err)
-		}
 	}
 	if e.ca == nil {
 		return nil
@@ -206,7 +217,7 @@ func (e *env) startReplicas(ctx context.Context, ids ...string) error {
 			}
 			m, err := framework.StartManager(ctx, framework.ManagerOptions{
 				Binary:     e.opts.manager,
-				Kubeconfig: e.cp.KubeconfigPath,
+				Kubeconfig: e.who.replicaKubeconfig,
 				ShardID:    id,
 				DNSServer:  e.dns.Addr(),
 				Args:       e.managerArgs(id),

@@ -54,6 +54,10 @@ type options struct {
 	createQPS                    float32
 	// convergeWithin bounds every wait for Ready conditions.
 	convergeWithin time.Duration
+	// admin runs the replicas and the creates as the control plane's
+	// admin (system:masters, exempt from API Priority and Fairness)
+	// instead of identities of their own (see identities).
+	admin bool
 }
 
 // defaultOptions are the full bench's parameters.
@@ -162,6 +166,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.createWorkers, "create-workers", o.createWorkers, "Concurrent creates of the checkers.")
 	fs.IntVar(&o.createClients, "create-clients", o.createClients, "Clients (connections to the API server) the creates are spread over.")
 	createQPS := fs.Float64("create-qps", float64(o.createQPS), "Client-side rate limit of each creating client, in requests/s.")
+	fs.BoolVar(&o.admin, "admin", false, "Run the replicas and the creates as the control plane's admin (system:masters, which API Priority and Fairness exempts), as every run before 2026-12-06 did, instead of a ServiceAccount with the generated RBAC rules and the chart's Lease FlowSchema, and a user who may only create WebCheckers.")
 	fs.StringVar(&o.name, "name", "", "Name of the report and of its JSON file (default: controlplane, controlplane-realistic, with -<replicas>x<interval> when not 3 replicas every 10s).")
 	if err := fs.Parse(args); err != nil {
 		return options{}, fmt.Errorf("parsing flags: %w", err)
@@ -222,6 +227,7 @@ func (o *options) params() map[string]any {
 		"managerArgs":        o.managerArgs,
 		"smoke":              o.smoke,
 		"convergeWithin":     o.convergeWithin.String(),
+		"admin":              o.admin,
 		"promiseSIGTERM":     o.promiseTerm().String(),
 		"promiseSIGKILL":     o.promiseKill().String(),
 	}

@@ -60,12 +60,29 @@ func runSize(ctx context.Context, o *options, size int, handOver bool, rep *repo
 	if err := e.writeLog("doubles", doubled.lines); err != nil {
 		return err
 	}
+	api, err := e.readAPICounts(ctx)
+	if err != nil {
+		return err
+	}
 	rep.Add(title("correctness and run"), append(doubled.rows(e.marks),
 		report.Row{Name: "requests for no checker's path", Value: float64(e.targets.strayCount()), Unit: "requests", Goal: "0", Met: report.Met(e.targets.strayCount() == 0)},
 		report.Row{Name: "watch interruptions", Value: float64(len(e.rec.Errors())), Unit: "errors"},
+		e.leaseFlowRow(api),
+		report.Row{Name: "requests rejected by API Priority and Fairness, whole run", Value: api.rejected, Unit: "requests"},
 		report.Row{Name: "bench time for this size", Value: time.Since(started).Seconds(), Unit: "s"})...)
 	step(fmt.Sprintf("done in %s", time.Since(started).Round(time.Second)))
 	return nil
+}
+
+// leaseFlowRow counts the Lease requests the replicas' FlowSchema put in
+// the leader-election priority level; with --admin there are none (the
+// admin is exempt).
+func (e *env) leaseFlowRow(api apiCounts) report.Row {
+	row := report.Row{Name: "Lease requests in the leader-election priority level, whole run", Value: api.leaseFlow, Unit: "requests"}
+	if !e.opts.admin {
+		row.Goal, row.Met = "> 0", report.Met(api.leaseFlow > 0)
+	}
+	return row
 }
 
 // stopReplicas runs the hand-over (instant profile) or the failure

@@ -33,7 +33,9 @@ type smokeCase struct {
 // TestSmoke runs the program at the smoke size of each profile, every
 // phase included, and checks that the report has every section with
 // plausible figures. It checks what the bench measured, not whether the
-// goals were met.
+// goals were met. The replicas run as a ServiceAccount bound to the
+// generated RBAC rules alone, so each run also proves that they suffice
+// through a hand-over or the failure sequence.
 func TestSmoke(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a control plane and three managers")
@@ -68,6 +70,9 @@ func TestSmoke(t *testing.T) {
 			correct := rows("correctness and run")
 			assert.Zero(t, correct["requests for no checker's path"].Value)
 			assert.Contains(t, correct, "double probes (< interval/2 apart), whole run")
+			// The replicas run as their ServiceAccount: the FlowSchema
+			// took their Lease requests.
+			assert.Positive(t, correct["Lease requests in the leader-election priority level, whole run"].Value)
 			for _, s := range tc.sections {
 				assert.Contains(t, stdout, fmt.Sprintf("## %d checkers: %s", tc.size, s))
 			}

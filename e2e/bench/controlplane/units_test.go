@@ -19,12 +19,20 @@ apiserver_request_total{code="200",group="test.network.io",resource="webcheckers
 apiserver_request_total{code="409",group="test.network.io",resource="webcheckers",subresource="status",verb="UPDATE",version="v1alpha1"} 1
 apiserver_request_total{code="201",group="test.network.io",resource="webcheckers",subresource="",verb="POST",version="v1alpha1"} 30
 apiserver_request_total{code="200",group="coordination.k8s.io",resource="leases",subresource="",verb="UPDATE",version="v1"} 12
+# TYPE apiserver_flowcontrol_dispatched_requests_total counter
+apiserver_flowcontrol_dispatched_requests_total{flow_schema="webchecker-leases",priority_level="leader-election"} 12
+apiserver_flowcontrol_dispatched_requests_total{flow_schema="service-accounts",priority_level="workload-low"} 8
+# TYPE apiserver_flowcontrol_rejected_requests_total counter
+apiserver_flowcontrol_rejected_requests_total{flow_schema="global-default",priority_level="global-default",reason="queue-full"} 2
+apiserver_flowcontrol_rejected_requests_total{flow_schema="webchecker-leases",priority_level="leader-election",reason="time-out"} 1
 # TYPE other_total counter
 other_total 99
 `
 	c, err := parseAPICounts([]byte(raw))
 	require.NoError(t, err)
-	assert.Equal(t, apiCounts{requests: 50, statusWrites: 8}, c)
+	assert.Equal(t, apiCounts{requests: 50, statusWrites: 8, leaseFlow: 12, rejected: 3}, c)
+	assert.Equal(t, apiCounts{requests: 40, statusWrites: 1, leaseFlow: 2, rejected: 3},
+		c.sub(apiCounts{requests: 10, statusWrites: 7, leaseFlow: 10}))
 
 	_, err = parseAPICounts([]byte("other_total 1\n"))
 	assert.Error(t, err)
