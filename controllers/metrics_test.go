@@ -89,7 +89,11 @@ func TestMetricsFollowTheChecker(t *testing.T) {
 	require.Equal(t, map[string]float64{"": 1}, success())
 	assert.Equal(t, map[string]float64{"shard=" + testShardID + "zone=": 1}, checkerSeriesBy(t, "webchecker_probe_success", key, "namespace", "name"),
 		"the series names the vantage point: this replica, in no known zone")
-	assert.Equal(t, map[string]float64{"": 1}, checkerSeries(t, "webchecker_ready", key), "the owner exports the Ready condition")
+	// The owner exports the Ready condition once its write returned,
+	// which may be a moment after the API server shows it.
+	ready := func() map[string]float64 { return checkerSeries(t, "webchecker_ready", key) }
+	assert.Eventually(t, func() bool { return assert.ObjectsAreEqual(map[string]float64{"": 1}, ready()) }, waitFor, poll,
+		"the owner does not export the Ready condition")
 	assert.Equal(t, map[string]float64{"": 200}, checkerSeries(t, "webchecker_probe_http_status_code", key))
 	lastRun := checkerSeries(t, "webchecker_probe_last_run_timestamp_seconds", key)[""]
 	assert.InDelta(t, float64(time.Now().Unix()), lastRun, 30)
