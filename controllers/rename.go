@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -22,22 +24,20 @@ import (
 // its verdict in between raises it back (the scheduler's notification is
 // queued at the default priority) and is written at once, with the name.
 // At most maxRenamesInFlight renames are written at once, so that they
-// never hold the reconcile workers a verdict change needs.
+// never hold the reconcile workers a verdict change needs; the others wait
+// in a renameGate, in the order they came, costing nothing until a write
+// ends and wakes the next.
 
 // renameDelay is how long a rename waits before it is queued again at low
 // priority: next to nothing, the queue decides when it is written.
 const renameDelay = time.Millisecond
 
-// maxRenamesInFlight bounds the renames written at once, and
-// renameBusyDelay is how long one waits when that many are: the other
+// maxRenamesInFlight bounds the renames written at once: the other
 // reconcile workers, and the namespace's share of them, stay free for the
 // writes that change a verdict, however slow the API server answers. Two
 // writes in flight keep up with --kube-api-qps 100 while a write takes
 // less than 20 ms.
-const (
-	maxRenamesInFlight = 2
-	renameBusyDelay    = 20 * time.Millisecond
-)
+const maxRenamesInFlight = 2
 
 // renameOnly reports whether desired differs from stored in status.shard
 // and otherwise at most in details (see detailOnly): a write that only
@@ -54,27 +54,132 @@ func renameOnly(stored, desired *webcheckerv1alpha1.WebCheckerStatus) bool {
 // renameTurn decides when the write of desired over stored, of the
 // checker key at generation, is made. A write that is no rename (see
 // renameOnly) is made now: release is a no-op. A rename found the first
-// time, or while maxRenamesInFlight renames are being written, waits: later
-// is positive, and the caller requeues it with renameResult. Otherwise the
-// rename is written now, and the caller calls release once it is.
-func (r *WebCheckerReconciler) renameTurn(key types.NamespacedName, generation int64, stored, desired *webcheckerv1alpha1.WebCheckerStatus) (release func(), later time.Duration) {
+// time waits: later is positive, and the caller requeues it with
+// renameResult. A rename found again while maxRenamesInFlight are being
+// written waits in the gate: ok is false, the caller returns without a
+// requeue, and the key is reconciled again when its turn comes (see
+// wakeRenames). Otherwise the rename is written now, and the caller calls
+// release once it is.
+func (r *WebCheckerReconciler) renameTurn(key types.NamespacedName, generation int64, stored, desired *webcheckerv1alpha1.WebCheckerStatus) (release func(), later time.Duration, ok bool) {
 	if !renameOnly(stored, desired) {
-		return func() {}, 0
+		return func() {}, 0, true
 	}
 	if r.ledger().holdRename(key, generation) {
-		return nil, renameDelay
+		return nil, renameDelay, false
 	}
-	if r.renaming.Add(1) > maxRenamesInFlight {
-		r.renaming.Add(-1)
-		return nil, renameBusyDelay
+	if !r.renames.enter(key) {
+		return nil, 0, false
 	}
-	return func() { r.renaming.Add(-1) }, 0
+	return func() { r.renames.leave() }, 0, true
 }
 
 // renameResult requeues a rename after later, behind every other
 // reconcile.
 func renameResult(later time.Duration) ctrl.Result {
 	return ctrl.Result{RequeueAfter: later, Priority: ptr.To(handler.LowPriority)}
+}
+
+// wakeRenames queues a reconcile of each renamed checker the gate
+// admitted (see renameGate.wake), and frees the turn it reserved for key
+// if key's reconcile, now over, did not take it.
+func (r *WebCheckerReconciler) wakeRenames(ctx context.Context, key types.NamespacedName) {
+	r.renames.settle(key)
+	if r.Trigger == nil {
+		return
+	}
+	for _, next := range r.renames.wake() {
+		r.Trigger.Notify(ctx, next)
+	}
+}
+
+// renameGate lets at most maxRenamesInFlight renames be written at once.
+// A rename over the bound waits in the gate, in the order it came, without
+// a reconcile worker or a requeue; a turn that ends is handed to the
+// oldest waiting rename, reserved for it until its reconcile takes it (or,
+// finding nothing to rename any more, settles it). The zero value is ready
+// to use.
+type renameGate struct {
+	mu sync.Mutex
+	// taken counts the turns being written or reserved.
+	taken int
+	// waiting holds the renames waiting for a turn, oldest first, and
+	// queued the same keys; reserved the keys a turn was handed to whose
+	// reconcile has not run yet, and admitted those not woken yet.
+	waiting  []types.NamespacedName
+	queued   map[types.NamespacedName]bool
+	reserved map[types.NamespacedName]bool
+	admitted []types.NamespacedName
+}
+
+// enter reports whether the rename of key may be written now: a turn was
+// reserved for it, or one is free. Otherwise key waits for a turn.
+func (g *renameGate) enter(key types.NamespacedName) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.reserved[key] {
+		delete(g.reserved, key)
+		return true
+	}
+	if g.taken < maxRenamesInFlight && len(g.waiting) == 0 {
+		g.taken++
+		return true
+	}
+	if g.queued == nil {
+		g.queued = map[types.NamespacedName]bool{}
+	}
+	if !g.queued[key] {
+		g.queued[key] = true
+		g.waiting = append(g.waiting, key)
+	}
+	g.handOn()
+	return false
+}
+
+// leave ends a turn enter gave, and hands it on.
+func (g *renameGate) leave() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.taken--
+	g.handOn()
+}
+
+// settle ends the turn reserved for key, if its reconcile did not take
+// it, and hands it on.
+func (g *renameGate) settle(key types.NamespacedName) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if !g.reserved[key] {
+		return
+	}
+	delete(g.reserved, key)
+	g.taken--
+	g.handOn()
+}
+
+// wake returns the keys turns were handed to since the last call: each
+// must be reconciled to take its turn.
+func (g *renameGate) wake() []types.NamespacedName {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	woken := g.admitted
+	g.admitted = nil
+	return woken
+}
+
+// handOn reserves the free turns for the oldest waiting renames.
+func (g *renameGate) handOn() {
+	for g.taken < maxRenamesInFlight && len(g.waiting) > 0 {
+		key := g.waiting[0]
+		g.waiting[0] = types.NamespacedName{}
+		g.waiting = g.waiting[1:]
+		delete(g.queued, key)
+		if g.reserved == nil {
+			g.reserved = map[types.NamespacedName]bool{}
+		}
+		g.reserved[key] = true
+		g.admitted = append(g.admitted, key)
+		g.taken++
+	}
 }
 
 // holdRename reports whether the rename of the checker at generation was

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -65,35 +66,63 @@ func TestARenameIsHeldOnceUntilWritten(t *testing.T) {
 }
 
 // TestRenamesInFlightAreBounded: past maxRenamesInFlight renames being
-// written, the next waits renameBusyDelay; a write that is no rename never
-// waits, and a rename's turn comes once another is written.
+// written, the next waits in the gate without a requeue; a write that is
+// no rename never waits, and each rename written hands its turn to the
+// oldest waiting one.
 func TestRenamesInFlightAreBounded(t *testing.T) {
 	r := &WebCheckerReconciler{}
 	ready := metav1.Condition{Type: webcheckerv1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "ProbeSucceeded", ObservedGeneration: 1}
 	stored := webcheckerv1alpha1.WebCheckerStatus{Shard: "old", ObservedGeneration: 1, Conditions: []metav1.Condition{ready}}
 	renamed := *stored.DeepCopy()
 	renamed.Shard = "new"
-	turn := func(name string, desired *webcheckerv1alpha1.WebCheckerStatus) (func(), time.Duration) {
-		return r.renameTurn(types.NamespacedName{Namespace: "ns", Name: name}, 1, &stored, desired)
+	key := func(i int) types.NamespacedName {
+		return types.NamespacedName{Namespace: "ns", Name: string(rune('a' + i))}
+	}
+	turn := func(k types.NamespacedName, desired *webcheckerv1alpha1.WebCheckerStatus) (func(), time.Duration, bool) {
+		return r.renameTurn(k, 1, &stored, desired)
 	}
 	var releases []func()
-	for i := range maxRenamesInFlight + 1 {
-		name := string(rune('a' + i))
-		_, later := turn(name, &renamed)
-		assert.Equal(t, renameDelay, later, "%s found the first time", name)
-		release, later := turn(name, &renamed)
+	for i := range maxRenamesInFlight + 2 {
+		_, later, now := turn(key(i), &renamed)
+		assert.Equal(t, renameDelay, later, "%s found the first time", key(i))
+		assert.False(t, now)
+		release, later, now := turn(key(i), &renamed)
+		assert.Zero(t, later, "%s found again: no requeue", key(i))
 		if i < maxRenamesInFlight {
-			assert.Zero(t, later, "%s within the bound", name)
+			assert.True(t, now, "%s within the bound", key(i))
 			releases = append(releases, release)
 			continue
 		}
-		assert.Equal(t, renameBusyDelay, later, "%s over the bound", name)
+		assert.False(t, now, "%s over the bound", key(i))
 	}
+	assert.Empty(t, r.renames.wake(), "no turn to hand on while the renames are written")
+
 	flipped := *renamed.DeepCopy()
 	flipped.Conditions[0].Status, flipped.Conditions[0].Reason = metav1.ConditionFalse, "Timeout"
-	_, later := turn("flipped", &flipped)
-	assert.Zero(t, later, "a verdict change waited for the renames")
+	_, _, now := turn(key(100), &flipped)
+	assert.True(t, now, "a verdict change waited for the renames")
+
+	waiting := key(maxRenamesInFlight)
+	_, _, now = turn(waiting, &renamed)
+	assert.False(t, now, "found once more, it waits in its place")
 	releases[0]()
-	_, later = turn(string(rune('a'+maxRenamesInFlight)), &renamed)
-	assert.Zero(t, later, "a rename's turn after another was written")
+	assert.Equal(t, []types.NamespacedName{waiting}, r.renames.wake(), "the oldest waiting rename is woken")
+	next := key(maxRenamesInFlight + 1)
+	_, _, now = turn(next, &renamed)
+	assert.False(t, now, "a newer rename does not take the woken one's turn")
+	release, _, now := turn(waiting, &renamed)
+	assert.True(t, now, "the woken rename takes its turn")
+	release()
+	assert.Equal(t, []types.NamespacedName{next}, r.renames.wake())
+
+	// The woken checker's reconcile finds nothing to rename (its verdict
+	// was written meanwhile): settling hands the turn on.
+	last := key(maxRenamesInFlight + 2)
+	_, _, _ = turn(last, &renamed)
+	_, _, now = turn(last, &renamed)
+	require.False(t, now)
+	r.renames.settle(next)
+	assert.Equal(t, []types.NamespacedName{last}, r.renames.wake(), "an unused turn is handed on")
+	r.renames.settle(key(0))
+	assert.Empty(t, r.renames.wake(), "settling a checker that held no turn frees nothing")
 }

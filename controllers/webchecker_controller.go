@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -132,9 +131,9 @@ type WebCheckerReconciler struct {
 	ledgerOnce sync.Once
 	writes     *ledger
 
-	// renaming counts the renames of status.shard being written (see
+	// renames bounds the renames of status.shard written at once (see
 	// renameTurn).
-	renaming atomic.Int32
+	renames renameGate
 }
 
 // ledger is what the reconciler remembers of its status writes, made on
@@ -183,6 +182,9 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{RequeueAfter: reconcileDeferDelay}, nil
 	}
 	defer release()
+	// Whatever this reconcile does, a rename's turn it was handed and did
+	// not take goes on to the next.
+	defer r.wakeRenames(ctx, key)
 	wc := &webcheckerv1alpha1.WebChecker{}
 	if err := r.Client.Get(ctx, key, wc); err != nil {
 		if !apierrors.IsNotFound(err) {
@@ -243,9 +245,13 @@ func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 	if wait := r.writeDelay(wc, u, p); wait > 0 {
 		return ctrl.Result{RequeueAfter: sooner(wait, again)}, nil
 	}
-	release, later := r.renameTurn(key, wc.Generation, &wc.Status, &u.status)
-	if later > 0 {
+	release, later, now := r.renameTurn(key, wc.Generation, &wc.Status, &u.status)
+	switch {
+	case later > 0:
 		return renameResult(later), nil
+	case !now:
+		// Its turn wakes it (see renameGate).
+		return ctrl.Result{RequeueAfter: again}, p.done
 	}
 	defer release()
 	if err := r.writeStatus(ctx, wc, u); err != nil {
