@@ -79,15 +79,14 @@ func renameResult(later time.Duration) ctrl.Result {
 	return ctrl.Result{RequeueAfter: later, Priority: ptr.To(handler.LowPriority)}
 }
 
-// wakeRenames queues a reconcile of each renamed checker the gate
-// admitted (see renameGate.wake), and frees the turn it reserved for key
-// if key's reconcile, now over, did not take it.
+// wakeRenames queues a reconcile of each renamed checker the gate handed
+// a turn to (see renameGate.done), once key's reconcile is over.
 func (r *WebCheckerReconciler) wakeRenames(ctx context.Context, key types.NamespacedName) {
-	r.renames.settle(key)
+	woken := r.renames.done(key)
 	if r.Trigger == nil {
 		return
 	}
-	for _, next := range r.renames.wake() {
+	for _, next := range woken {
 		r.Trigger.Notify(ctx, next)
 	}
 }
@@ -96,7 +95,7 @@ func (r *WebCheckerReconciler) wakeRenames(ctx context.Context, key types.Namesp
 // A rename over the bound waits in the gate, in the order it came, without
 // a reconcile worker or a requeue; a turn that ends is handed to the
 // oldest waiting rename, reserved for it until its reconcile takes it (or,
-// finding nothing to rename any more, settles it). The zero value is ready
+// finding nothing to rename any more, gives it back). The zero value is ready
 // to use.
 type renameGate struct {
 	mu sync.Mutex
@@ -104,7 +103,8 @@ type renameGate struct {
 	taken int
 	// waiting holds the renames waiting for a turn, oldest first, and
 	// queued the same keys; reserved the keys a turn was handed to whose
-	// reconcile has not run yet, and admitted those not woken yet.
+	// reconcile has not run yet, and admitted those not woken yet (see
+	// done).
 	waiting  []types.NamespacedName
 	queued   map[types.NamespacedName]bool
 	reserved map[types.NamespacedName]bool
@@ -143,26 +143,18 @@ func (g *renameGate) leave() {
 	g.handOn()
 }
 
-// settle ends the turn reserved for key, if its reconcile did not take
-// it, and hands it on.
-func (g *renameGate) settle(key types.NamespacedName) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if !g.reserved[key] {
-		return
-	}
-	delete(g.reserved, key)
-	g.taken--
-	g.handOn()
-}
-
-// wake returns the keys turns were handed to since the last call: each
+// done ends the turn reserved for key, if its reconcile did not take it,
+// and returns the keys turns were handed to since the last call: each
 // must be reconciled to take its turn.
-func (g *renameGate) wake() []types.NamespacedName {
+func (g *renameGate) done(key types.NamespacedName) (woken []types.NamespacedName) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	woken := g.admitted
-	g.admitted = nil
+	if g.reserved[key] {
+		delete(g.reserved, key)
+		g.taken--
+		g.handOn()
+	}
+	woken, g.admitted = g.admitted, nil
 	return woken
 }
 

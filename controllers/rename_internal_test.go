@@ -95,7 +95,7 @@ func TestRenamesInFlightAreBounded(t *testing.T) {
 		}
 		assert.False(t, now, "%s over the bound", key(i))
 	}
-	assert.Empty(t, r.renames.wake(), "no turn to hand on while the renames are written")
+	assert.Empty(t, r.renames.done(types.NamespacedName{}), "no turn to hand on while the renames are written")
 
 	flipped := *renamed.DeepCopy()
 	flipped.Conditions[0].Status, flipped.Conditions[0].Reason = metav1.ConditionFalse, "Timeout"
@@ -106,14 +106,14 @@ func TestRenamesInFlightAreBounded(t *testing.T) {
 	_, _, now = turn(waiting, &renamed)
 	assert.False(t, now, "found once more, it waits in its place")
 	releases[0]()
-	assert.Equal(t, []types.NamespacedName{waiting}, r.renames.wake(), "the oldest waiting rename is woken")
+	assert.Equal(t, []types.NamespacedName{waiting}, r.renames.done(types.NamespacedName{}), "the oldest waiting rename is woken")
 	next := key(maxRenamesInFlight + 1)
 	_, _, now = turn(next, &renamed)
 	assert.False(t, now, "a newer rename does not take the woken one's turn")
 	release, _, now := turn(waiting, &renamed)
 	assert.True(t, now, "the woken rename takes its turn")
 	release()
-	assert.Equal(t, []types.NamespacedName{next}, r.renames.wake())
+	assert.Equal(t, []types.NamespacedName{next}, r.renames.done(types.NamespacedName{}))
 
 	// The woken checker's reconcile finds nothing to rename (its verdict
 	// was written meanwhile): settling hands the turn on.
@@ -121,8 +121,6 @@ func TestRenamesInFlightAreBounded(t *testing.T) {
 	_, _, _ = turn(last, &renamed)
 	_, _, now = turn(last, &renamed)
 	require.False(t, now)
-	r.renames.settle(next)
-	assert.Equal(t, []types.NamespacedName{last}, r.renames.wake(), "an unused turn is handed on")
-	r.renames.settle(key(0))
-	assert.Empty(t, r.renames.wake(), "settling a checker that held no turn frees nothing")
+	assert.Equal(t, []types.NamespacedName{last}, r.renames.done(next), "an unused turn is handed on")
+	assert.Empty(t, r.renames.done(key(0)), "settling a checker that held no turn frees nothing")
 }
