@@ -3,6 +3,7 @@ package sharding_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -440,7 +441,10 @@ func TestAssignerTakesOverFromAReleasedLease(t *testing.T) {
 // stays a member until that instant and is dropped then, on this replica's
 // timer, with no Lease event, its checkers taken over from that instant;
 // and that an announcement seen after its instant drops the peer at once,
-// from the instant too.
+// from the instant too. Either way a turn of a checker taken over that
+// was due before the instant stays the peer's (ProbesTurn), however late
+// this replica's dispatcher reaches it, while its own checkers' turns stay
+// its own.
 func TestAssignerTakesOverWhenAMemberLeaves(t *testing.T) {
 	leavesAt := t0.Add(5 * time.Second)
 	tests := map[string]struct {
@@ -477,6 +481,12 @@ func TestAssignerTakesOverWhenAMemberLeaves(t *testing.T) {
 				assert.Zero(t, c.Tolerance, "%s", c.Key)
 			}
 			at.assertOwns(t, testKeys)
+			require.NotEmpty(t, ownedBy(self, self, peer), "this replica owned no test key: the test would prove nothing")
+			for _, k := range testKeys {
+				wasPeers := slices.Contains(taken, k)
+				assert.Equal(t, !wasPeers, at.assigner.ProbesTurn(k, 1, leavesAt.Add(-time.Nanosecond)), "%s: turn due right before the instant", k)
+				assert.True(t, at.assigner.ProbesTurn(k, 1, leavesAt), "%s: turn due at the instant", k)
+			}
 		})
 	}
 }

@@ -21,10 +21,31 @@ type assignment struct {
 	fenced bool
 	// at is when the assignment was published, on the Assigner's clock.
 	at time.Time
+	// leftAt is, when the ring's members last changed because members
+	// left at the instants they announced (membership.AnnotationLeavingAt),
+	// the latest of those instants; zero otherwise. leftFrom is the ring
+	// before they left. A member that leaves probes every turn due before
+	// its instant, however late this replica publishes the change: see
+	// ownsTurn.
+	leftAt   time.Time
+	leftFrom *ring.Ring
 }
 
 func (a *assignment) owns(id string, key types.NamespacedName) bool {
 	return !a.fenced && a.ring.Owner(ring.Key(key.Namespace, key.Name)) == id
+}
+
+// ownsTurn reports whether replica id probes the turn of key due at due
+// under a: it owns key, and the turn is not due before members left at
+// the instants they announced while id did not own key then. Such a turn
+// belongs to the member that left, which probes every turn due before its
+// instant, even when this replica's dispatcher reaches it late, after the
+// change was published.
+func (a *assignment) ownsTurn(id string, key types.NamespacedName, due time.Time) bool {
+	if !a.owns(id, key) {
+		return false
+	}
+	return a.leftFrom == nil || !due.Before(a.leftAt) || a.leftFrom.Owner(ring.Key(key.Namespace, key.Name)) == id
 }
 
 // zoneOf returns member's zone, "" when unknown.

@@ -126,7 +126,7 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	// Publish before listing the checkers: a checker created from now on
 	// is reconciled under the new assignment, and one created before is in
 	// the list below. Either way none is missed.
-	next := a.publish(members, membership.Zones(leases.Items, members), a.opts.Fencer.Fenced(), now)
+	next := a.publish(members, membership.Zones(leases.Items, members), leaving, a.opts.Fencer.Fenced(), now)
 	if next == a.notified {
 		return nextExpiry, nil
 	}
@@ -199,18 +199,26 @@ func (a *Assigner) ownLease(leases []coordinationv1.Lease) ownLease {
 
 // publish makes the ring of members, their zones and fenced the current
 // assignment at now, unless they already are, and returns the current
-// assignment. A change of members or of zones is a rebalance; zones is not
-// modified afterwards.
-func (a *Assigner) publish(members []string, zones map[string]string, fenced bool, now time.Time) *assignment {
+// assignment. leaving holds the members that left at the instants they
+// announced (see membership.Leaving). A change of members or of zones is a
+// rebalance; zones is not modified afterwards.
+func (a *Assigner) publish(members []string, zones map[string]string, leaving map[string]time.Time, fenced bool, now time.Time) *assignment {
 	current := a.current.Load()
 	sameMembers := slices.Equal(members, current.ring.Members())
 	sameZones := maps.Equal(zones, current.zones)
 	if sameMembers && sameZones && fenced == current.fenced {
 		return current
 	}
-	next := &assignment{ring: current.ring, zones: current.zones, fenced: fenced, at: now}
+	next := &assignment{ring: current.ring, zones: current.zones, fenced: fenced, at: now,
+		leftAt: current.leftAt, leftFrom: current.leftFrom}
 	if !sameMembers {
 		next.ring = ring.New(members, a.opts.VirtualNodes)
+		next.leftAt, next.leftFrom = time.Time{}, nil
+		for id, at := range leaving {
+			if current.ring.Contains(id) && at.After(next.leftAt) {
+				next.leftAt, next.leftFrom = at, current.ring
+			}
+		}
 	}
 	if !sameZones {
 		next.zones = zones

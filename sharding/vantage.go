@@ -88,5 +88,21 @@ func (a *Assigner) Probes(key types.NamespacedName, k int) bool {
 	return !a.opts.Fencer.Fenced() && a.current.Load().probes(a.opts.ID, key, k)
 }
 
+// ProbesTurn reports whether this replica probes the turn of key (asking
+// for k vantage points) due at due: Probes(key, k), except that a turn of
+// a checker taken over from a member that left the ring at the instant it
+// announced (membership.AnnotationLeavingAt), due before that instant, is
+// not probed: that member probes every turn due before it, and a
+// dispatcher that reaches such a turn late, after this replica dropped the
+// member, would probe it a second time. With several vantage points
+// nothing is taken over (see Change.UnprobedSince), and it is Probes. It
+// is safe for concurrent use and as cheap as Probes.
+func (a *Assigner) ProbesTurn(key types.NamespacedName, k int, due time.Time) bool {
+	if k > 1 {
+		return a.Probes(key, k)
+	}
+	return !a.opts.Fencer.Fenced() && a.current.Load().ownsTurn(a.opts.ID, key, due)
+}
+
 // Zone returns this replica's zone (AssignerOptions.Zone), "" when unknown.
 func (a *Assigner) Zone() string { return a.opts.Zone }

@@ -128,7 +128,7 @@ func setupReplica(mgr ctrl.Manager, opts replicaOptions) (*replica, error) {
 		NamespaceShare: opts.namespaceShare,
 		InitialJitter:  opts.initialJitter,
 		Clock:          opts.clock,
-		Owns:           r.assigner.Probes,
+		Owns:           r.assigner.ProbesTurn,
 		Notify:         trigger.Notify,
 		Observer:       r.metrics,
 		Logger:         opts.logger.WithName("scheduler"),

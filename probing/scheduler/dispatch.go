@@ -184,7 +184,7 @@ func (s *Scheduler) dispatch(ctx, probeCtx context.Context, wg *sync.WaitGroup) 
 				log.Info("Skipping probe, previous probe still running", "checker", j.key, "due", j.due, "next", next)
 			}
 		case stepDispatch:
-			if !s.owns(j.key, j.vantagePoints) || s.leftBy(j.due) {
+			if !s.owns(j.key, j.vantagePoints, j.due) || s.leftBy(j.due) {
 				s.skipNotOwned(j)
 				continue
 			}
@@ -207,7 +207,7 @@ func (s *Scheduler) dispatch(ctx, probeCtx context.Context, wg *sync.WaitGroup) 
 				s.load.waited.Add(1)
 			}
 			// Waiting may have taken long: ask again right before probing.
-			if waited && !s.owns(j.key, j.vantagePoints) {
+			if waited && !s.owns(j.key, j.vantagePoints, j.due) {
 				s.release(j.weight)
 				s.skipNotOwned(j)
 				continue

@@ -147,6 +147,9 @@ func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time, to
 // StoppedProbing reports t at the latest. The turns due before t stay its
 // own: see StartedBefore.
 func (s *Scheduler) LeaveAt(t time.Time) {
+	// On the wall clock alone, as the others read the instant from the
+	// Lease: they take over exactly the turns this replica leaves.
+	t = t.Round(0)
 	s.leaveAt.Store(&t)
 }
 
@@ -231,7 +234,7 @@ func (s *Scheduler) recordStop(held time.Time) {
 	}
 	s.mu.Unlock()
 	for _, j := range late {
-		if j.due.Before(at) && s.owns(j.key, j.vantagePoints) {
+		if j.due.Before(at) && s.owns(j.key, j.vantagePoints, j.due) {
 			at = j.due
 		}
 	}

@@ -367,24 +367,30 @@ type switchOwner struct {
 	asked atomic.Int64
 }
 
-func (o *switchOwner) Owns(types.NamespacedName, int) bool {
+func (o *switchOwner) Owns(types.NamespacedName, int, time.Time) bool {
 	o.asked.Add(1)
 	return o.owns.Load()
 }
 
 // recordingOwner owns everything and records which keys it was asked
-// about, with the vantage points asked for. The dispatcher asks right
-// before each probe, synchronously, so once it sleeps again every due key
-// has been asked about.
+// about, with the vantage points and the due time asked for. The
+// dispatcher asks right before each probe, synchronously, so once it
+// sleeps again every due key has been asked about.
 type recordingOwner struct {
 	mu    sync.Mutex
 	asked map[types.NamespacedName]int
+	due   map[types.NamespacedName]time.Time
 }
 
-func (o *recordingOwner) Owns(key types.NamespacedName, vantagePoints int) bool {
+func newRecordingOwner() *recordingOwner {
+	return &recordingOwner{asked: map[types.NamespacedName]int{}, due: map[types.NamespacedName]time.Time{}}
+}
+
+func (o *recordingOwner) Owns(key types.NamespacedName, vantagePoints int, due time.Time) bool {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	o.asked[key] = vantagePoints
+	o.due[key] = due
 	return true
 }
 

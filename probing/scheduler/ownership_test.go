@@ -59,7 +59,7 @@ func TestOwnershipAskedRightBeforeTheProbe(t *testing.T) {
 	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
 		o.Rand = zeroRand
 		o.Workers = 1
-		o.Owns = func(key types.NamespacedName, _ int) bool {
+		o.Owns = func(key types.NamespacedName, _ int, _ time.Time) bool {
 			if key == b.Key {
 				askedB.Add(1)
 				return owned.Load()
@@ -358,7 +358,7 @@ func TestStoppedProbing(t *testing.T) {
 				o.Rand = zeroRand
 				o.Workers = tc.workers
 				o.NamespaceShare = tc.share
-				o.Owns = func(key types.NamespacedName, _ int) bool {
+				o.Owns = func(key types.NamespacedName, _ int, _ time.Time) bool {
 					asked.Store(key, true)
 					return owned[key]
 				}

@@ -65,12 +65,15 @@ type Options struct {
 	// [0, min(InitialJitter, Interval/4)). Zero means DefaultInitialJitter; a
 	// negative value disables the jitter (first probe at once).
 	InitialJitter time.Duration
-	// Owns reports whether this replica probes key, whose check asks for
-	// vantagePoints replicas (Check.VantagePoints), right now. It is called
-	// right before each probe, without any scheduler lock held, and must be
-	// cheap and safe for concurrent use. A check that is not owned is not
-	// probed but stays scheduled. Nil means every check is owned.
-	Owns func(key types.NamespacedName, vantagePoints int) bool
+	// Owns reports whether this replica probes, right now, the turn due at
+	// due of key, whose check asks for vantagePoints replicas
+	// (Check.VantagePoints): the due time lets a replica that took the
+	// check over leave a turn due before the hand-over to the previous
+	// owner (see sharding.Assigner.ProbesTurn). It is called right before
+	// each probe, without any scheduler lock held, and must be cheap and
+	// safe for concurrent use. A turn that is not owned is not probed; the
+	// check stays scheduled. Nil means every turn is owned.
+	Owns func(key types.NamespacedName, vantagePoints int, due time.Time) bool
 	// Notify is called by the worker after it stored an Outcome for key
 	// that differs from the previous one (its result, its Overran or
 	// Behind mark, or a new Outcome.Change), is the first one, or whose
@@ -123,7 +126,7 @@ type Scheduler struct {
 	budget   int64 // bytes the probes in flight may hold
 	clock    clock.WithTicker
 	jitter   time.Duration // <= 0: no jitter
-	owns     func(key types.NamespacedName, vantagePoints int) bool
+	owns     func(key types.NamespacedName, vantagePoints int, due time.Time) bool
 	notify   func(ctx context.Context, key types.NamespacedName)
 	observer Observer
 	log      logr.Logger
@@ -194,7 +197,7 @@ func New(opts Options) (*Scheduler, error) {
 		opts.Phase = HashPhase
 	}
 	if opts.Owns == nil {
-		opts.Owns = func(types.NamespacedName, int) bool { return true }
+		opts.Owns = func(types.NamespacedName, int, time.Time) bool { return true }
 	}
 	budget := MemoryBudget(opts.MemoryLimit)
 	var count *semaphore.Weighted

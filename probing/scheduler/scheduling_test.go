@@ -120,20 +120,23 @@ func TestIntervalsHonoured(t *testing.T) {
 }
 
 // 2. The first probes of many checks added at once are spread by jitter;
-// Owns is asked about each with the check's vantage points.
+// Owns is asked about each with the check's vantage points and the due
+// time of its turn.
 func TestInitialJitterSpreadsFirstProbes(t *testing.T) {
 	const n = 100
-	own := &recordingOwner{asked: map[types.NamespacedName]int{}}
+	own := newRecordingOwner()
 	h := newHarness(t, func(_ *harness, o *scheduler.Options) {
 		o.InitialJitter = time.Second
 		o.Owns = own.Owns
 		o.Logger = logr.Discard()
 	})
 	vantagePoints := map[types.NamespacedName]int{}
+	urlOf := map[types.NamespacedName]string{}
 	for i := range n {
 		c := checkN(i, 1, time.Hour, "v1")
 		c.VantagePoints = 1 + i%5
 		vantagePoints[c.Key] = c.VantagePoints
+		urlOf[c.Key] = urlN(i, "v1")
 		h.s.Upsert(c)
 	}
 	h.start()
@@ -149,17 +152,24 @@ func TestInitialJitterSpreadsFirstProbes(t *testing.T) {
 
 	buckets := map[int64]bool{}
 	first := map[string]bool{}
+	own.mu.Lock()
+	defer own.mu.Unlock()
+	due := map[string]time.Time{}
+	for key, at := range own.due {
+		due[urlOf[key]] = at
+	}
 	for _, c := range h.prober.allCalls() {
 		require.False(t, first[c.URL], "one probe per check: %s", c.URL)
 		first[c.URL] = true
+		// The clock moves in steps of 10 ms: a turn is probed at most
+		// one step after it was due.
+		assert.WithinRange(t, due[c.URL], c.At.Add(-10*time.Millisecond), c.At, "Owns asked with the due time of %s", c.URL)
 		d := c.At.Sub(t0)
 		require.GreaterOrEqual(t, d, time.Duration(0))
 		require.LessOrEqual(t, d, time.Second)
 		buckets[int64(d/(100*time.Millisecond))] = true
 	}
 	assert.GreaterOrEqual(t, len(buckets), 5, "first probes should spread over [0,1s): buckets %v", buckets)
-	own.mu.Lock()
-	defer own.mu.Unlock()
 	assert.Equal(t, vantagePoints, own.asked, "Owns is asked with each check's vantage points")
 }
 
