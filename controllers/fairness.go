@@ -3,12 +3,14 @@ package controllers
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/types"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 )
@@ -18,8 +20,9 @@ import (
 // Event queue are shared by every namespace it serves. NamespaceLimits
 // bounds what one namespace takes of each, so that a namespace of many
 // checkers whose targets change their answer on every probe cannot delay
-// the status of the others: a namespace over its share is deferred (its
-// reconcile requeued for later) while the others proceed.
+// the status of the others: a namespace over its share waits (its
+// reconciles in line for a slot, its writes requeued for later) while the
+// others proceed.
 
 // Defaults of NamespaceLimits that the manager uses.
 const (
@@ -37,10 +40,6 @@ const (
 	// NamespaceLimits.MessagePeriod).
 	DefaultMessagePeriod = time.Minute
 )
-
-// reconcileDeferDelay is how long a reconcile of a namespace that holds its
-// share of the reconcile workers waits before it is tried again.
-const reconcileDeferDelay = 500 * time.Millisecond
 
 // NamespaceLimits bounds what the checkers of one namespace take of what
 // every namespace shares in a replica. The zero value bounds nothing.
@@ -110,7 +109,7 @@ func newFairness(limits NamespaceLimits, workers int) *fairness {
 	f := &fairness{limits: limits}
 	if s := limits.ReconcileShare; s > 0 && s < 1 {
 		slots := max(1, int(math.Ceil(s*float64(workers))))
-		f.slots = &namespaceSlots{max: slots, borrowBelow: workers - slots, held: map[string]int{}}
+		f.slots = newNamespaceSlots(slots, workers-slots)
 	}
 	if limits.StatusWriteRate > 0 {
 		f.writes = newNamespaceBuckets(rate.Limit(limits.StatusWriteRate), max(1, limits.StatusWriteBurst))
@@ -125,13 +124,24 @@ func newFairness(limits NamespaceLimits, workers int) *fairness {
 	return f
 }
 
-// enter takes one of the namespace's reconcile slots: it returns the
-// function that gives it back, or false when the namespace holds its share.
-func (f *fairness) enter(namespace string) (release func(), ok bool) {
+// enter takes one of the reconcile slots of key's namespace: it returns
+// the function that gives it back, or false when the namespace holds its
+// share. Then key waits in its namespace's line, and is handed a slot when
+// one frees (see woken).
+func (f *fairness) enter(key types.NamespacedName) (release func(), ok bool) {
 	if f.slots == nil {
 		return func() {}, true
 	}
-	return f.slots.enter(namespace)
+	return f.slots.enter(key)
+}
+
+// woken returns the checkers handed a reconcile slot since the last call:
+// each must be reconciled to take it.
+func (f *fairness) woken() []types.NamespacedName {
+	if f.slots == nil {
+		return nil
+	}
+	return f.slots.woken()
 }
 
 // writeWait is how long the namespace must wait, at now, before its next
@@ -170,31 +180,93 @@ func (f *fairness) eventAllowed(namespace string, now time.Time) bool {
 
 // namespaceSlots counts the reconciles in flight, per namespace and in
 // all: a namespace holds up to max of them, and more only while fewer
-// than borrowBelow run in all.
+// than borrowBelow run in all. A reconcile refused waits in its
+// namespace's line, without a worker or a requeue. A slot that frees goes
+// to the oldest waiting checker of its namespace while the namespace is
+// within its max, and, while fewer than borrowBelow run in all, to the
+// namespaces in line in turn, one checker each; it is then reserved for
+// that checker (counted as held) until its reconcile takes it.
 type namespaceSlots struct {
 	max, borrowBelow int
 
 	mu    sync.Mutex
 	held  map[string]int
 	total int
+	// lines holds the checkers waiting, per namespace; order the
+	// namespaces with a line, the next to borrow first.
+	lines  map[string]*keyLine
+	order  []string
+	handed turns
 }
 
-func (s *namespaceSlots) enter(namespace string) (func(), bool) {
+func newNamespaceSlots(max, borrowBelow int) *namespaceSlots {
+	return &namespaceSlots{max: max, borrowBelow: borrowBelow, held: map[string]int{}, lines: map[string]*keyLine{}}
+}
+
+func (s *namespaceSlots) enter(key types.NamespacedName) (func(), bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.held[namespace] >= s.max && s.total >= s.borrowBelow {
-		return nil, false
+	ns := key.Namespace
+	if !s.handed.take(key) {
+		// A namespace with a line is at its max: whoever came first goes
+		// first.
+		if line := s.lines[ns]; line != nil || (s.held[ns] >= s.max && s.total >= s.borrowBelow) {
+			if line == nil {
+				line = &keyLine{}
+				s.lines[ns] = line
+				s.order = append(s.order, ns)
+			}
+			line.push(key)
+			return nil, false
+		}
+		s.held[ns]++
+		s.total++
 	}
-	s.held[namespace]++
-	s.total++
 	return func() {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.total--
-		if s.held[namespace]--; s.held[namespace] <= 0 {
-			delete(s.held, namespace)
+		if s.held[ns]--; s.held[ns] <= 0 {
+			delete(s.held, ns)
 		}
+		s.handOn(ns)
 	}, true
+}
+
+// handOn hands the slots that are free to checkers in line: first those
+// of namespace ns, whose reconcile just ended, within its max; then, while
+// fewer than borrowBelow run in all, one checker of each namespace in
+// line in turn.
+func (s *namespaceSlots) handOn(ns string) {
+	for s.held[ns] < s.max && s.lines[ns] != nil {
+		s.handTo(ns)
+	}
+	for s.total < s.borrowBelow && len(s.order) > 0 {
+		next := s.order[0]
+		s.order = append(s.order[1:], next)
+		s.handTo(next)
+	}
+}
+
+// handTo reserves a slot for the oldest checker in ns's line, and drops
+// the line once it is empty.
+func (s *namespaceSlots) handTo(ns string) {
+	line := s.lines[ns]
+	key, _ := line.pop()
+	s.handed.hand(key)
+	s.held[ns]++
+	s.total++
+	if line.len() == 0 {
+		delete(s.lines, ns)
+		s.order = slices.DeleteFunc(s.order, func(n string) bool { return n == ns })
+	}
+}
+
+// woken returns the checkers handed a slot since the last call.
+func (s *namespaceSlots) woken() []types.NamespacedName {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.handed.drain()
 }
 
 // namespaceBuckets keeps a token bucket per namespace. A bucket that has

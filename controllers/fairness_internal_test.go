@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -37,11 +38,19 @@ func TestNamespaceBucketsForgetFullBuckets(t *testing.T) {
 	assert.LessOrEqual(t, len(b.buckets), minSweep+1, "buckets of namespaces idle for a refill were kept")
 }
 
+// TestNamespaceSlots: a namespace holds its share of the reconcile
+// workers, borrows the idle ones but the last as many, and a reconcile
+// refused waits in its namespace's line, without a requeue, until a slot
+// frees: then the slot is reserved for the oldest in line, which is woken
+// once and takes it when its reconcile runs.
 func TestNamespaceSlots(t *testing.T) {
 	f := newFairness(NamespaceLimits{ReconcileShare: 0.25}, 8) // 2 of 8
+	in := func(ns string, i int) types.NamespacedName {
+		return types.NamespacedName{Namespace: ns, Name: fmt.Sprint(i)}
+	}
 	var noisy []func()
-	for {
-		release, ok := f.enter("noisy")
+	for i := 0; ; i++ {
+		release, ok := f.enter(in("noisy", i))
 		if !ok {
 			break
 		}
@@ -49,30 +58,77 @@ func TestNamespaceSlots(t *testing.T) {
 	}
 	assert.Len(t, noisy, 6, "alone, a namespace borrows every idle worker but the last 2")
 	var quiet []func()
-	for range 2 {
-		release, ok := f.enter("quiet")
+	for i := range 2 {
+		release, ok := f.enter(in("quiet", i))
 		require.True(t, ok, "a namespace within its share waits for none over it")
 		quiet = append(quiet, release)
 	}
-	_, ok := f.enter("quiet")
+	_, ok := f.enter(in("quiet", 2))
 	assert.False(t, ok, "beyond its share, with no idle worker to borrow")
+	_, ok = f.enter(in("noisy", 7))
+	assert.False(t, ok, "in line behind noisy/6")
+	assert.Empty(t, f.woken(), "nothing freed: nobody woken")
+
 	noisy[0]()
-	_, ok = f.enter("noisy")
-	assert.False(t, ok, "over its share, the noisy namespace leaves a freed worker to the others")
-	release, ok := f.enter("other")
+	assert.Empty(t, f.woken(), "over its share, the noisy namespace leaves a freed worker to the others")
+	release, ok := f.enter(in("other", 0))
 	assert.True(t, ok, "within its share, another namespace takes the freed worker")
 	release()
-	for _, release := range append(noisy[1:], quiet...) {
+	assert.Empty(t, f.woken(), "the lines wait for a worker within their namespace's share, or to borrow")
+
+	quiet[0]()
+	assert.Equal(t, []types.NamespacedName{in("quiet", 2)}, f.woken(), "a slot of quiet's share goes to quiet's line")
+	_, ok = f.enter(in("noisy", 8))
+	assert.False(t, ok, "the slot is reserved: others wait")
+	quiet2, ok := f.enter(in("quiet", 2))
+	require.True(t, ok, "the woken checker takes its reserved slot")
+
+	noisy[1]()
+	noisy[2]()
+	assert.Equal(t, []types.NamespacedName{in("noisy", 6)}, f.woken(), "below the borrowing bound, the oldest in noisy's line borrows; noisy/7 and noisy/8 wait")
+	_, ok = f.enter(in("noisy", 6))
+	require.True(t, ok)
+	assert.Equal(t, 6, f.slots.total, "5 running and 1 reserved for the line")
+
+	for _, release := range append(noisy[3:], quiet[1], quiet2) {
 		release()
 	}
-	assert.Zero(t, f.slots.total)
-	assert.Empty(t, f.slots.held)
+	assert.ElementsMatch(t, []types.NamespacedName{in("noisy", 7), in("noisy", 8)}, f.woken(), "the rest of the line, once workers are idle")
+	assert.Empty(t, f.slots.lines, "no line left")
+	assert.Empty(t, f.slots.order)
 
 	unbounded := newFairness(NamespaceLimits{}, 8)
-	for range 100 {
-		_, ok := unbounded.enter("noisy")
+	for i := range 100 {
+		_, ok := unbounded.enter(in("noisy", i))
 		require.True(t, ok)
 	}
+	assert.Empty(t, unbounded.woken())
+}
+
+// TestNamespaceLinesBorrowInTurn: workers freed below the borrowing bound
+// go to the namespaces in line one checker each, in turn, not all to the
+// namespace whose line is longest.
+func TestNamespaceLinesBorrowInTurn(t *testing.T) {
+	s := newNamespaceSlots(1, 4) // a share of 1 of 5 workers
+	key := func(ns string, i int) types.NamespacedName {
+		return types.NamespacedName{Namespace: ns, Name: fmt.Sprint(i)}
+	}
+	var running []func()
+	for i := range 6 {
+		release, ok := s.enter(key("a", i))
+		require.Equal(t, i < 4, ok, "a/%d: its share, then borrowing 3 idle workers", i)
+		running = append(running, release)
+	}
+	for i := range 3 {
+		release, ok := s.enter(key("b", i))
+		require.Equal(t, i == 0, ok, "b/%d: its share", i)
+		running = append(running, release)
+	}
+	running[1]() // 4 left: none to borrow
+	assert.Empty(t, s.woken())
+	running[2]()
+	running[3]()
+	assert.Equal(t, []types.NamespacedName{key("a", 4), key("b", 1)}, s.woken(), "one of each line in turn")
 }
 
 func TestDetailOnly(t *testing.T) {

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 	"github.com/networkio/webchecker/controllers"
@@ -59,6 +60,9 @@ type fairReplica struct {
 	burst int
 	// workers is the reconciler's Workers.
 	workers int
+	// name is the reconciler's Name: its metrics apart from the other
+	// replicas' in the test process.
+	name string
 }
 
 // startFairReplica runs, until the test ends, a replica of its own that
@@ -81,7 +85,7 @@ func startFairReplica(t *testing.T, c fairReplica) {
 	m := metrics.New()
 	sched, err := scheduler.New(scheduler.Options{
 		Prober:        prober,
-		Owns:          owner.Probes,
+		Owns:          everyTurn(owner.Probes),
 		Workers:       32,
 		InitialJitter: 500 * time.Millisecond,
 		Notify:        trigger.Notify,
@@ -94,6 +98,7 @@ func startFairReplica(t *testing.T, c fairReplica) {
 	require.NoError(t, err)
 	require.NoError(t, m.Register(prometheus.NewRegistry(), sched, owner, labels, metrics.NewReadyStates()))
 	r := &controllers.WebCheckerReconciler{
+		Name:      c.name,
 		Scheduler: sched,
 		Ownership: owner,
 		Trigger:   trigger,
@@ -367,4 +372,67 @@ func (w *afterPatchWriter) Patch(ctx context.Context, obj client.Object, patch c
 	err := w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 	w.then()
 	return err
+}
+
+// TestReconcilesWaitInLineForTheirNamespace: a replica whose status writes
+// crawl (its client paced at 1 request/s) holds its reconcile workers
+// (4, a namespace's share 1 of them) in those writes; the other
+// reconciles of the namespace wait in line for a worker instead of being
+// tried again and again, and every checker is written all the same.
+func TestReconcilesWaitInLineForTheirNamespace(t *testing.T) {
+	const (
+		checkers = 12
+		// perChecker bounds the reconciles of one checker on the
+		// replica: its creation, the outcome of its first probe, a turn
+		// in line and the wake-up that ends it (2.7 per checker measured
+		// on 2 CPUs), with room for more. Tried again every half second
+		// while they waited, they took 8.0.
+		perChecker = 5
+		name       = "in-line"
+	)
+	ns := newElsewhereNamespace(t)
+	startFairReplica(t, fairReplica{namespaces: []string{ns}, limits: controllers.NamespaceLimits{ReconcileShare: 0.25}, qps: 1, burst: 1, workers: 4, name: name})
+	target := answers(t, func(int64) int { return http.StatusOK })
+	// The replica reconciles every checker there is when it starts, those
+	// of the tests before this one too: they are not counted.
+	var there webcheckerv1alpha1.WebCheckerList
+	require.NoError(t, k8sClient.List(context.Background(), &there))
+	before := -1.0
+	require.Eventually(t, func() bool {
+		n := reconcilesSoFar(t, name)
+		settled := n >= float64(len(there.Items)) && n == before
+		before = n
+		return settled
+	}, 30*time.Second, time.Second, "the replica never stopped reconciling the %d checkers already there", len(there.Items))
+	for i := range checkers {
+		require.NoError(t, k8sClient.Create(context.Background(), newChecker(ns, fmt.Sprintf("c-%d", i), target.URL, "/")))
+	}
+	for i := range checkers {
+		waitReady(t, types.NamespacedName{Namespace: ns, Name: fmt.Sprintf("c-%d", i)}, metav1.ConditionTrue, "", time.Minute)
+	}
+	n := reconcilesSoFar(t, name) - before
+	t.Logf("MEASURED %.0f reconciles for %d checkers (%.1f each)", n, checkers, n/checkers)
+	assert.LessOrEqual(t, n, float64(checkers*perChecker), "reconciles waiting for a worker were tried again and again")
+}
+
+// reconcilesSoFar returns controller-runtime's count of the reconciles of
+// the controller named controller.
+func reconcilesSoFar(t *testing.T, controller string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	require.NoError(t, err)
+	var n float64
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					n += m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return n
 }

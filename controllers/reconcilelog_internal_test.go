@@ -56,7 +56,7 @@ func TestReconcileLoggerWritesWhatTheDefaultWrites(t *testing.T) {
 	writeLines(eagerConstructor(eagerBase)(&req))
 
 	deferredBase, got := jsonLogger()
-	writeLines(reconcileLogConstructor(deferredBase)(&req))
+	writeLines(reconcileLogConstructor(deferredBase, ControllerName)(&req))
 
 	require.NotEmpty(t, want.String())
 	assert.Equal(t, want.String(), got.String())
@@ -72,7 +72,7 @@ func TestReconcileLoggerWritesWhatTheDefaultWrites(t *testing.T) {
 // reconcile, costs a few allocations, not an encoding of every value.
 func TestReconcileLoggerEncodesNothingWithoutALine(t *testing.T) {
 	base, buf := jsonLogger()
-	constructor := reconcileLogConstructor(base)
+	constructor := reconcileLogConstructor(base, ControllerName)
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "checkout"}}
 	perReconcile := func(constructor func(*reconcile.Request) logr.Logger) float64 {
 		return testing.AllocsPerRun(200, func() {
@@ -95,7 +95,7 @@ func BenchmarkReconcileLogger(b *testing.B) {
 	base, _ := jsonLogger()
 	req := reconcile.Request{NamespacedName: types.NamespacedName{Namespace: "shop", Name: "checkout"}}
 	for name, constructor := range map[string]func(*reconcile.Request) logr.Logger{
-		"deferred": reconcileLogConstructor(base),
+		"deferred": reconcileLogConstructor(base, ControllerName),
 		"eager":    eagerConstructor(base),
 	} {
 		b.Run(name, func(b *testing.B) {

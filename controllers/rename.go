@@ -1,7 +1,6 @@
 package controllers
 
 import (
-	"context"
 	"sync"
 	"time"
 
@@ -58,7 +57,7 @@ func renameOnly(stored, desired *webcheckerv1alpha1.WebCheckerStatus) bool {
 // renameResult. A rename found again while maxRenamesInFlight are being
 // written waits in the gate: ok is false, the caller returns without a
 // requeue, and the key is reconciled again when its turn comes (see
-// wakeRenames). Otherwise the rename is written now, and the caller calls
+// wakeWaiting). Otherwise the rename is written now, and the caller calls
 // release once it is.
 func (r *WebCheckerReconciler) renameTurn(key types.NamespacedName, generation int64, stored, desired *webcheckerv1alpha1.WebCheckerStatus) (release func(), later time.Duration, ok bool) {
 	if !renameOnly(stored, desired) {
@@ -79,36 +78,18 @@ func renameResult(later time.Duration) ctrl.Result {
 	return ctrl.Result{RequeueAfter: later, Priority: ptr.To(handler.LowPriority)}
 }
 
-// wakeRenames queues a reconcile of each renamed checker the gate handed
-// a turn to (see renameGate.done), once key's reconcile is over.
-func (r *WebCheckerReconciler) wakeRenames(ctx context.Context, key types.NamespacedName) {
-	woken := r.renames.done(key)
-	if r.Trigger == nil {
-		return
-	}
-	for _, next := range woken {
-		r.Trigger.Notify(ctx, next)
-	}
-}
-
 // renameGate lets at most maxRenamesInFlight renames be written at once.
 // A rename over the bound waits in the gate, in the order it came, without
 // a reconcile worker or a requeue; a turn that ends is handed to the
 // oldest waiting rename, reserved for it until its reconcile takes it (or,
-// finding nothing to rename any more, gives it back). The zero value is ready
-// to use.
+// finding nothing to rename any more, gives it back: see wakeWaiting). The
+// zero value is ready to use.
 type renameGate struct {
 	mu sync.Mutex
 	// taken counts the turns being written or reserved.
-	taken int
-	// waiting holds the renames waiting for a turn, oldest first, and
-	// queued the same keys; reserved the keys a turn was handed to whose
-	// reconcile has not run yet, and admitted those not woken yet (see
-	// done).
-	waiting  []types.NamespacedName
-	queued   map[types.NamespacedName]bool
-	reserved map[types.NamespacedName]bool
-	admitted []types.NamespacedName
+	taken   int
+	waiting keyLine
+	handed  turns
 }
 
 // enter reports whether the rename of key may be written now: a turn was
@@ -116,21 +97,14 @@ type renameGate struct {
 func (g *renameGate) enter(key types.NamespacedName) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.reserved[key] {
-		delete(g.reserved, key)
+	if g.handed.take(key) {
 		return true
 	}
-	if g.taken < maxRenamesInFlight && len(g.waiting) == 0 {
+	if g.taken < maxRenamesInFlight && g.waiting.len() == 0 {
 		g.taken++
 		return true
 	}
-	if g.queued == nil {
-		g.queued = map[types.NamespacedName]bool{}
-	}
-	if !g.queued[key] {
-		g.queued[key] = true
-		g.waiting = append(g.waiting, key)
-	}
+	g.waiting.push(key)
 	g.handOn()
 	return false
 }
@@ -149,27 +123,21 @@ func (g *renameGate) leave() {
 func (g *renameGate) done(key types.NamespacedName) (woken []types.NamespacedName) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.reserved[key] {
-		delete(g.reserved, key)
+	if g.handed.take(key) {
 		g.taken--
 		g.handOn()
 	}
-	woken, g.admitted = g.admitted, nil
-	return woken
+	return g.handed.drain()
 }
 
 // handOn reserves the free turns for the oldest waiting renames.
 func (g *renameGate) handOn() {
-	for g.taken < maxRenamesInFlight && len(g.waiting) > 0 {
-		key := g.waiting[0]
-		g.waiting[0] = types.NamespacedName{}
-		g.waiting = g.waiting[1:]
-		delete(g.queued, key)
-		if g.reserved == nil {
-			g.reserved = map[types.NamespacedName]bool{}
+	for g.taken < maxRenamesInFlight {
+		key, ok := g.waiting.pop()
+		if !ok {
+			return
 		}
-		g.reserved[key] = true
-		g.admitted = append(g.admitted, key)
+		g.handed.hand(key)
 		g.taken++
 	}
 }

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,12 +42,13 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// Label changes matter to the metrics and to which
 	// WebCheckerMaintenances select the checker.
 	changed := predicate.Or(predicate.Predicate(predicate.GenerationChangedPredicate{}), vantagePointsChanged(), predicate.LabelChangedPredicate{})
+	name := cmp.Or(r.Name, ControllerName)
 	b := ctrl.NewControllerManagedBy(mgr).
-		Named(ControllerName).
+		Named(name).
 		// The priority queue puts renames behind the other writes (see
 		// renameResult).
 		WithOptions(controller.Options{MaxConcurrentReconciles: r.workers(), UsePriorityQueue: ptr.To(true)}).
-		WithLogConstructor(reconcileLogConstructor(mgr.GetLogger())).
+		WithLogConstructor(reconcileLogConstructor(mgr.GetLogger(), name)).
 		For(&webcheckerv1alpha1.WebChecker{}, builder.WithPredicates(changed)).
 		WatchesRawSource(source.Channel(r.Trigger, &handler.TypedEnqueueRequestForObject[*webcheckerv1alpha1.WebChecker]{})).
 		WatchesRawSource(source.Kind(mgr.GetCache(), &webcheckerv1alpha1.WebCheckerMaintenance{},

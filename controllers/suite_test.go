@@ -213,7 +213,7 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) (*scheduler.Scheduler, erro
 	}
 	opts := scheduler.Options{
 		Prober:        c.prober,
-		Owns:          c.ownership.Probes,
+		Owns:          everyTurn(c.ownership.Probes),
 		Workers:       c.workers,
 		InitialJitter: c.initialJitter,
 		Notify:        trigger.Notify,
@@ -276,6 +276,13 @@ func (suiteOwner) Owns(key types.NamespacedName) bool {
 	return !strings.HasPrefix(key.Namespace, elsewherePrefix)
 }
 func (o suiteOwner) Probes(key types.NamespacedName, _ int) bool { return o.Owns(key) }
+
+// everyTurn makes probes the scheduler's Owns: a replica that probes a
+// checker probes each of its turns, whenever due (the suite's replicas
+// hand nothing over at an announced instant).
+func everyTurn(probes func(types.NamespacedName, int) bool) func(types.NamespacedName, int, time.Time) bool {
+	return func(key types.NamespacedName, k int, _ time.Time) bool { return probes(key, k) }
+}
 func (o suiteOwner) VantagePoints(types.NamespacedName, int) []controllers.VantagePoint {
 	return []controllers.VantagePoint{{Shard: string(o)}}
 }

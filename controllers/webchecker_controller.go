@@ -20,7 +20,8 @@ import (
 	"github.com/networkio/webchecker/probing/scheduler"
 )
 
-// ControllerName names the controller in logs, metrics and Events.
+// ControllerName names the controller in logs, metrics and Events (see
+// WebCheckerReconciler.Name).
 const ControllerName = "webchecker"
 
 const (
@@ -63,6 +64,10 @@ const DefaultReconcileWorkers = 32
 // scheduled without its target, which the reconciler builds (buildCheck,
 // the scheduler's Builder) when a turn finds it owned.
 type WebCheckerReconciler struct {
+	// Name names the controller in logs and metrics; empty means
+	// ControllerName. A process that runs several replicas (a test) may
+	// tell them apart by it.
+	Name string
 	// Client reads WebCheckers (from the cache) and patches their status.
 	Client client.Client
 	// Scheduler runs the probes.
@@ -169,22 +174,22 @@ func (r *WebCheckerReconciler) now() time.Time {
 // (desiredStatus) and writes it. The owner records the Event of a change
 // of the checker's target whether or not it writes the status (see
 // reportTargetChange). A checker whose namespace holds its share
-// of the reconcile workers (Limits.ReconcileShare) is requeued for later,
-// and so is a status write over the namespace's share or within the
-// checker's MessagePeriod; a write that only renames status.shard goes
-// behind every other (see renameOnly).
+// of the reconcile workers (Limits.ReconcileShare) waits in line for one
+// of them (see namespaceSlots); a status write over the namespace's share
+// or within the checker's MessagePeriod is requeued for later; a write
+// that only renames status.shard goes behind every other (see
+// renameOnly).
 func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	key := req.NamespacedName
-	release, ok := r.fairness().enter(key.Namespace)
+	release, ok := r.fairness().enter(key)
 	if !ok {
 		// The namespace holds its share of the workers: the others'
-		// checkers go first.
-		return ctrl.Result{RequeueAfter: reconcileDeferDelay}, nil
+		// checkers go first, and this one waits in line for a slot.
+		return ctrl.Result{}, nil
 	}
-	defer release()
-	// Whatever this reconcile does, a rename's turn it was handed and did
-	// not take goes on to the next.
-	defer r.wakeRenames(ctx, key)
+	// Whatever this reconcile does, its slot, and a rename's turn it was
+	// handed and did not take, go on to the next in line.
+	defer r.wakeWaiting(ctx, key, release)
 	wc := &webcheckerv1alpha1.WebChecker{}
 	if err := r.Client.Get(ctx, key, wc); err != nil {
 		if !apierrors.IsNotFound(err) {
