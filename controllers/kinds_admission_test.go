@@ -55,8 +55,15 @@ var invalidKindSpecs = map[string]struct {
 	"bodyMatch on tls": {then(kindSpec("tls://mail:465"), func(s *webcheckerv1alpha1.WebCheckerSpec) {
 		s.BodyMatch = &webcheckerv1alpha1.BodyMatch{Regex: "ok"}
 	}), "bodyMatch is only for http and https targets"},
-	"status codes on dns":    {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ExpectedStatusCodes = []int32{200} }), "expectedStatusCodes is only for http and https targets"},
-	"followRedirects on tcp": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.FollowRedirects = ptr.To(true) }), "followRedirects is only for http and https targets"},
+	"status codes on dns":     {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ExpectedStatusCodes = []int32{200} }), "expectedStatusCodes is only for http and https targets"},
+	"followRedirects on tcp":  {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.FollowRedirects = ptr.To(true) }), "followRedirects is only for http and https targets"},
+	"reuseConnections on tcp": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.ReuseConnections = true }), "reuseConnections is only for http and https targets"},
+	"bearer token on dns": {then(dnsHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.BearerTokenSecretRef = secretKey("token", "token")
+	}), "bearerTokenSecretRef is only for http and https targets"},
+	// One rule judges the http-only fields (see BenchmarkStatusWriteValidation):
+	// it names the first one set.
+	"path and body on tcp": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path, s.Body = "/x", "ping" }), "path is only for http and https targets"},
 	"basic auth on tcp": {then(tcpHost, func(s *webcheckerv1alpha1.WebCheckerSpec) {
 		s.BasicAuthSecretRef = &webcheckerv1alpha1.SecretReference{Name: "basic"}
 	}), "basicAuthSecretRef is only for http and https targets"},
