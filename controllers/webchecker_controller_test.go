@@ -446,6 +446,13 @@ var invalidSpecs = map[string]struct {
 	"relative path":       {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Path = "health" }, "path must start with a single /"},
 	"timeout = interval":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Timeout = &metav1.Duration{Duration: 10 * time.Second} }, "timeout must be less than interval"},
 	"timeout > interval":  {func(s *webcheckerv1alpha1.WebCheckerSpec) { s.Timeout = &metav1.Duration{Duration: time.Minute} }, "timeout must be less than interval"},
+	// The rule reads both fields without has(): the API server defaults them first.
+	"timeout over the default interval": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Interval, s.Timeout = nil, &metav1.Duration{Duration: 15 * time.Second}
+	}, "timeout must be less than interval"},
+	"interval at the default timeout": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
+		s.Interval, s.Timeout = &metav1.Duration{Duration: time.Second}, nil
+	}, "timeout must be less than interval"},
 	"timeout above 60s": {func(s *webcheckerv1alpha1.WebCheckerSpec) {
 		s.Interval.Duration = 10 * time.Minute
 		s.Timeout.Duration = 61 * time.Second
