@@ -51,9 +51,9 @@ type plan struct {
 
 // plan decides what to do with the checker key, whose object is wc (nil
 // when it does not exist). An error is a failed read worth retrying. The
-// check's target is built only when this replica owns or probes the
-// checker, or when built is set: the scheduler keeps the others without
-// it (see buildCheck).
+// check's target is built, and what it needs read, only when this replica
+// owns or probes the checker, or when built is set: the scheduler keeps
+// the others on their grid without it (see buildCheck).
 func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedName, wc *webcheckerv1alpha1.WebChecker, built bool) (plan, error) {
 	if wc == nil || !wc.DeletionTimestamp.IsZero() {
 		// Gone or going: stop probing.
@@ -70,6 +70,18 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 		// Not probed (no Secret read either) until spec.suspend is false.
 		base.suspended = true
 		return base, nil
+	}
+	if !built && !base.owned && !base.probes {
+		if check, err := checkspec.ScheduleFor(wc); err == nil {
+			// Kept on the grid only: no dependency, Namespace or Secret
+			// is read and no target built for a checker that another
+			// replica probes and reports on. The scheduler's Builder
+			// plans it in full if a turn finds it owned.
+			r.Checks.Targets.Forget(key)
+			base.check, base.labels = &check, wc.Labels
+			return base, nil
+		}
+		// An invalid spec is judged in full below, as the owner judges it.
 	}
 	deps, err := r.dependenciesOf(ctx, wc)
 	if err != nil {
@@ -101,12 +113,6 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 	p := base
 	switch {
 	case err == nil:
-		if !built && !p.owned && !p.probes {
-			// Checked, but not kept: the scheduler builds it again if a
-			// turn finds it owned.
-			check.Target = probing.Target{}
-			r.Checks.Targets.Forget(key)
-		}
 		p.check, p.labels = &check, wc.Labels
 	case errors.As(err, &readErr):
 		return plan{}, err

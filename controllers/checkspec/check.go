@@ -58,6 +58,10 @@ func (b CheckBuilder) CheckFor(wc *webcheckerv1alpha1.WebChecker, secrets Secret
 // unknown): the target's EgressAllow is what ns's EgressAllowAnnotation
 // allows. An annotation that does not parse is an *EgressAllowanceError.
 func (b CheckBuilder) CheckForIn(ns *corev1.Namespace, wc *webcheckerv1alpha1.WebChecker, secrets SecretValues) (scheduler.Check, error) {
+	check, err := ScheduleFor(wc)
+	if err != nil {
+		return scheduler.Check{}, err
+	}
 	spec := wc.Spec
 	kind, err := kindOf(spec.Host)
 	if err != nil {
@@ -71,16 +75,15 @@ func (b CheckBuilder) CheckForIn(ns *corev1.Namespace, wc *webcheckerv1alpha1.We
 	if err != nil {
 		return scheduler.Check{}, fmt.Errorf("invalid target: %w", err)
 	}
-	interval := durationOr(spec.Interval, webcheckerv1alpha1.DefaultInterval)
 	timeout := durationOr(spec.Timeout, webcheckerv1alpha1.DefaultTimeout)
-	if interval < time.Second || timeout <= 0 {
-		return scheduler.Check{}, fmt.Errorf("invalid target: interval %s must be at least 1s and timeout %s positive", interval, timeout)
+	if timeout <= 0 {
+		return scheduler.Check{}, fmt.Errorf("invalid target: timeout %s must be positive", timeout)
 	}
 	if timeout > webcheckerv1alpha1.MaxTimeout {
 		return scheduler.Check{}, fmt.Errorf("invalid target: timeout %s must be at most %s", timeout, webcheckerv1alpha1.MaxTimeout)
 	}
-	if timeout >= interval {
-		return scheduler.Check{}, fmt.Errorf("invalid target: timeout %s must be less than interval %s", timeout, interval)
+	if timeout >= check.Interval {
+		return scheduler.Check{}, fmt.Errorf("invalid target: timeout %s must be less than interval %s", timeout, check.Interval)
 	}
 	target := probing.TargetSpec{
 		URL:               url,
@@ -125,20 +128,31 @@ func (b CheckBuilder) CheckForIn(ns *corev1.Namespace, wc *webcheckerv1alpha1.We
 	if target.EgressAllow, err = EgressAllowanceOf(ns); err != nil {
 		return scheduler.Check{}, err
 	}
-	key := types.NamespacedName{Namespace: wc.Namespace, Name: wc.Name}
-	built, err := b.Targets.target(key, target)
-	if err != nil {
+	if check.Target, err = b.Targets.target(check.Key, target); err != nil {
 		return scheduler.Check{}, err
+	}
+	return check, nil
+}
+
+// ScheduleFor is the part of wc's Check that places it on a schedule: its
+// key, generation, interval, vantage points and thresholds, with the zero
+// Target. It is what a replica that does not probe the checker keeps (see
+// scheduler.Scheduler.SetBuilder), and costs what reading those fields
+// does: no Secret is read, no target built, no condition compiled. A field
+// the API server rejects is an error, as in CheckFor.
+func ScheduleFor(wc *webcheckerv1alpha1.WebChecker) (scheduler.Check, error) {
+	interval := durationOr(wc.Spec.Interval, webcheckerv1alpha1.DefaultInterval)
+	if interval < time.Second {
+		return scheduler.Check{}, fmt.Errorf("invalid target: interval %s must be at least 1s", interval)
 	}
 	thresholds, err := ThresholdsFor(wc)
 	if err != nil {
 		return scheduler.Check{}, err
 	}
 	return scheduler.Check{
-		Key:           key,
+		Key:           types.NamespacedName{Namespace: wc.Namespace, Name: wc.Name},
 		Generation:    wc.Generation,
 		Interval:      interval,
-		Target:        built,
 		VantagePoints: VantagePointsOf(wc),
 		Thresholds:    thresholds,
 	}, nil
