@@ -88,9 +88,9 @@ func StartManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
 // manager whose ports were taken.
 const bindAttempts = 3
 
-// pickAddr picks the loopback addresses a manager listens on; tests of
-// the retry replace it.
-var pickAddr = FreeLoopbackAddr
+// pickAddrs picks the n distinct loopback addresses a manager listens on;
+// tests of the retry replace it.
+var pickAddrs = FreeLoopbackAddrs
 
 // errPortTaken marks a manager that exited because a port it was given to
 // listen on was in use.
@@ -98,14 +98,11 @@ var errPortTaken = errors.New("a port picked for the manager was taken")
 
 // startManager is one attempt of StartManager.
 func startManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
-	health, err := pickAddr()
+	addrs, err := pickAddrs(2)
 	if err != nil {
 		return nil, err
 	}
-	metrics, err := pickAddr()
-	if err != nil {
-		return nil, err
-	}
+	health, metrics := addrs[0], addrs[1]
 	args := append([]string{
 		"--kubeconfig=" + opts.Kubeconfig,
 		"--shard-id=" + opts.ShardID,
@@ -119,7 +116,13 @@ func startManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
 		return nil, err
 	}
 	m := &Manager{process: p, Options: opts, HealthAddr: health, MetricsAddr: metrics}
-	if err := waitHTTPOK(ctx, p, "http://"+health+"/readyz", 60*time.Second); err != nil {
+	// The manager binds its metrics and health addresses concurrently: it
+	// can answer /readyz and exit right after, its metrics port taken.
+	err = waitHTTPOK(ctx, p, "http://"+health+"/readyz", 60*time.Second)
+	if err == nil {
+		err = waitListening(ctx, p, metrics, 10*time.Second)
+	}
+	if err != nil {
 		_ = m.Kill()
 		if p.Exited() && strings.Contains(p.Log(), "address already in use") {
 			return nil, fmt.Errorf("%w: %w", errPortTaken, err)
@@ -127,6 +130,29 @@ func startManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
 		return nil, err
 	}
 	return m, nil
+}
+
+// waitListening polls addr until p accepts a connection there, p exits,
+// or within passes.
+func waitListening(ctx context.Context, p *process, addr string, within time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	var dialer net.Dialer
+	for {
+		if conn, err := dialer.DialContext(ctx, "tcp", addr); err == nil {
+			_ = conn.Close()
+			if !p.Exited() {
+				return nil
+			}
+		}
+		select {
+		case <-p.done:
+			return fmt.Errorf("before listening on %s: %w", addr, p.exitedError())
+		case <-ctx.Done():
+			return fmt.Errorf("%s not listening on %s within %s\n%s", p.name, addr, within, p.Log())
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // waitHTTPOK polls url until it answers 200 OK, p exits, or within passes.
@@ -154,10 +180,26 @@ func waitHTTPOK(ctx context.Context, p *process, url string, within time.Duratio
 // FreeLoopbackAddr returns a 127.0.0.1 address with a port that was free a
 // moment ago.
 func FreeLoopbackAddr() (string, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	addrs, err := FreeLoopbackAddrs(1)
 	if err != nil {
-		return "", fmt.Errorf("finding a free port: %w", err)
+		return "", err
 	}
-	defer l.Close()
-	return l.Addr().String(), nil
+	return addrs[0], nil
+}
+
+// FreeLoopbackAddrs returns n 127.0.0.1 addresses with distinct ports that
+// were free a moment ago. Each is held until all are picked: a port
+// released can be handed out again at once, and two addresses picked one
+// after the other could be the same.
+func FreeLoopbackAddrs(n int) ([]string, error) {
+	addrs := make([]string, 0, n)
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("finding a free port: %w", err)
+		}
+		defer l.Close()
+		addrs = append(addrs, l.Addr().String())
+	}
+	return addrs, nil
 }

@@ -25,9 +25,15 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// fakeManagerHealthFirst, as the value of fakeManagerEnv, makes the fake
+// manager answer /readyz before it binds its metrics address, as the
+// manager may (it starts both servers at once).
+const fakeManagerHealthFirst = "health-first"
+
 // fakeManager binds the health and metrics addresses it is given, as the
-// manager does, exits 1 saying "address already in use" when it cannot,
-// and otherwise answers /readyz until it is killed.
+// manager does (the metrics address first, unless fakeManagerEnv says
+// fakeManagerHealthFirst), exits 1 saying "address already in use" when it
+// cannot, and otherwise answers /readyz until it is killed.
 func fakeManager(args []string) int {
 	var health, metrics string
 	for _, arg := range args { // the manager's other flags are ignored
@@ -38,7 +44,11 @@ func fakeManager(args []string) int {
 			metrics = v
 		}
 	}
-	for _, addr := range []string{metrics, health} {
+	order := []string{metrics, health}
+	if os.Getenv(fakeManagerEnv) == fakeManagerHealthFirst {
+		order = []string{health, metrics}
+	}
+	for _, addr := range order {
 		l, err := net.Listen("tcp", addr)
 		if err != nil {
 			fmt.Println("running manager:", err)
@@ -47,36 +57,64 @@ func fakeManager(args []string) int {
 		if addr == health {
 			mux := http.NewServeMux()
 			mux.HandleFunc("/readyz", func(http.ResponseWriter, *http.Request) {})
-			_ = http.Serve(l, mux)
+			go func() { _ = http.Serve(l, mux) }()
+			if order[0] == health {
+				time.Sleep(300 * time.Millisecond) // ready a while first
+			}
 		}
 	}
-	return 0
+	select {}
 }
 
 // TestStartManagerRetriesTakenPort: a manager whose metrics port was taken
 // between being picked and being bound is started again on new ports, and
-// the caller gets a healthy manager, not the bind error.
+// the caller gets a healthy manager, not the bind error, also when the
+// manager was ready before it failed to bind its metrics port.
 func TestStartManagerRetriesTakenPort(t *testing.T) {
-	taken, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	defer taken.Close()
+	for _, mode := range []string{"metrics-first", fakeManagerHealthFirst} {
+		t.Run(mode, func(t *testing.T) {
+			// The first attempt's metrics address is taken as it is in
+			// the wild: by a connection's ephemeral port, where nothing
+			// listens.
+			server, err := net.Listen("tcp", "127.0.0.1:0")
+			require.NoError(t, err)
+			defer server.Close()
+			conn, err := net.Dial("tcp", server.Addr().String())
+			require.NoError(t, err)
+			defer conn.Close()
+			taken := conn.LocalAddr()
+			picked := 0
+			pickAddrs = func(n int) ([]string, error) {
+				picked++
+				addrs, err := FreeLoopbackAddrs(n)
+				if err == nil && picked == 1 {
+					addrs[1] = taken.String()
+				}
+				return addrs, err
+			}
+			defer func() { pickAddrs = FreeLoopbackAddrs }()
+			t.Setenv(fakeManagerEnv, mode)
 
-	picked := 0
-	pickAddr = func() (string, error) {
-		picked++
-		if picked == 2 { // the first attempt's metrics address
-			return taken.Addr().String(), nil
-		}
-		return FreeLoopbackAddr()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			m, err := StartManager(ctx, ManagerOptions{Binary: os.Args[0], ShardID: "fake", DNSServer: "127.0.0.1:53"})
+			require.NoError(t, err)
+			defer func() { _ = m.Kill() }()
+			assert.Equal(t, 2, picked, "two attempts")
+			assert.NotEqual(t, taken.String(), m.MetricsAddr)
+			assert.False(t, m.Exited(), "running")
+		})
 	}
-	defer func() { pickAddr = FreeLoopbackAddr }()
-	t.Setenv(fakeManagerEnv, "1")
+}
 
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	m, err := StartManager(ctx, ManagerOptions{Binary: os.Args[0], ShardID: "fake", DNSServer: "127.0.0.1:53"})
-	require.NoError(t, err)
-	defer func() { _ = m.Kill() }()
-	assert.Equal(t, 4, picked, "two attempts, two addresses each")
-	assert.NotEqual(t, taken.Addr().String(), m.MetricsAddr)
+// TestFreeLoopbackAddrsAreDistinct: the addresses picked for one manager
+// are never the same port, which picking them one after the other could
+// give (the kernel hands a released port out again).
+func TestFreeLoopbackAddrsAreDistinct(t *testing.T) {
+	for range 200 {
+		addrs, err := FreeLoopbackAddrs(2)
+		require.NoError(t, err)
+		require.Len(t, addrs, 2)
+		require.NotEqual(t, addrs[0], addrs[1])
+	}
 }
