@@ -81,7 +81,9 @@ func (r *WebCheckerReconciler) plan(ctx context.Context, key types.NamespacedNam
 			base.check, base.labels = &check, wc.Labels
 			return base, nil
 		}
-		// An invalid spec is judged in full below, as the owner judges it.
+		// A spec the API server now rejects, stored before it did: the
+		// path below plans it as the owner does (not probed, the error
+		// terminal).
 	}
 	deps, err := r.dependenciesOf(ctx, wc)
 	if err != nil {
