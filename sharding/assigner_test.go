@@ -281,6 +281,43 @@ func TestAssignerFencing(t *testing.T) {
 	assert.Equal(t, []string{peer, self}, at.assigner.Members())
 }
 
+// TestAssignerListsNoCheckerWhileFenced: a ring change while this replica
+// stays fenced (a peer's Lease expires) moves nothing to or from it, so it
+// lists no checker (a list of every checker at every such change is what
+// a replica fenced on a starved API server spent its CPU on); once it is
+// unfenced it gains every checker of the new ring.
+func TestAssignerListsNoCheckerWhileFenced(t *testing.T) {
+	const ringName, self, peer = "assigner-fenced-change", "fenced-change-self", "fenced-change-peer"
+	const peerDuration = 10 * time.Second
+	direct := newDirectClient(t)
+	createLease(t, direct, self, ringName, t0, alive)
+	createLease(t, direct, peer, ringName, t0, peerDuration)
+	var listed atomic.Int32
+	at := startAssigner(t, direct, self, ringName, false, func(o *sharding.AssignerOptions) {
+		keys := o.Keys
+		o.Keys = func(ctx context.Context) ([]sharding.Checker, error) {
+			listed.Add(1)
+			return keys(ctx)
+		}
+	})
+	owned := ownedBy(self, self, peer)
+	require.NotEmpty(t, owned)
+	require.Less(t, len(owned), len(testKeys), "the peer owns no test key: the test would prove nothing")
+	at.notified.await(t, owned, true)
+	at.fencer.set(true)
+	at.notified.await(t, owned, false)
+	before := listed.Load()
+
+	at.clock.SetTime(t0.Add(peerDuration))
+	at.awaitMembers(t, self)
+	assert.Equal(t, before, listed.Load(), "checkers listed for a ring change while fenced")
+
+	at.fencer.set(false)
+	at.notified.await(t, testKeys, true)
+	at.assertOwns(t, testKeys)
+	assert.Equal(t, before+1, listed.Load(), "checkers listed once, when unfenced")
+}
+
 // renew writes a renewal of l stamped renewTime, as its holder would on its
 // own clock.
 func renew(t *testing.T, direct client.Client, l *coordinationv1.Lease, renewTime time.Time) {

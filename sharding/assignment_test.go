@@ -235,22 +235,62 @@ func TestOwnershipMovesOnlyWithTheChangedMember(t *testing.T) {
 
 // TestFencingMovesEveryOwnedKey checks, for random memberships, that
 // fencing loses every owned key and gains none, and that unfencing gains
-// the same keys back.
+// the same keys back, whether the fenced assignment keeps the ring itself
+// (as publish does) or an equal one; and that a change of the ring while
+// fenced moves nothing.
 func TestFencingMovesEveryOwnedKey(t *testing.T) {
-	g := newMemberships(30)
-	moved := 0
-	for trial := range trials {
-		ms := g.draw()
-		unfenced, fenced := assign(false, ms...), assign(true, ms...)
-		gained, lost, _ := changesOf(unfenced, fenced, me, propertyKeys, 1)
-		require.Empty(t, gained, "trial %d", trial)
-		require.Len(t, lost, len(ownedKeys(unfenced)), "trial %d", trial)
-		regained, relost, _ := changesOf(fenced, unfenced, me, propertyKeys, 1)
-		require.Empty(t, relost, "trial %d", trial)
-		require.Equal(t, lost, regained, "trial %d", trial)
-		moved += len(lost)
+	for name, fence := range map[string]func(a *assignment, ms []string) *assignment{
+		"same ring":  func(a *assignment, _ []string) *assignment { return &assignment{ring: a.ring, fenced: true} },
+		"equal ring": func(_ *assignment, ms []string) *assignment { return assign(true, ms...) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := newMemberships(30)
+			moved := 0
+			for trial := range trials {
+				ms := g.draw()
+				unfenced := assign(false, ms...)
+				fenced := fence(unfenced, ms)
+				gained, lost, _ := changesOf(unfenced, fenced, me, propertyKeys, 1)
+				require.Empty(t, gained, "trial %d", trial)
+				require.Len(t, lost, len(ownedKeys(unfenced)), "trial %d", trial)
+				regained, relost, _ := changesOf(fenced, unfenced, me, propertyKeys, 1)
+				require.Empty(t, relost, "trial %d", trial)
+				require.Equal(t, lost, regained, "trial %d", trial)
+				gained, lost, _ = changesOf(fenced, assign(true, g.draw()...), me, propertyKeys, 1)
+				require.Empty(t, gained, "trial %d: gained while fenced", trial)
+				require.Empty(t, lost, "trial %d: lost while fenced", trial)
+				moved += len(regained)
+			}
+			require.Positive(t, moved, "no trial owned a key: the property was never exercised")
+		})
 	}
-	require.Positive(t, moved, "no trial owned a key: the property was never exercised")
+}
+
+// BenchmarkOwnershipChanges compares 100,000 checkers of one vantage point
+// between two assignments of ten members: one member gone (two ring
+// lookups per checker), and this replica fenced on the same ring (one:
+// what every fencing and unfencing costs).
+func BenchmarkOwnershipChanges(b *testing.B) {
+	members := make([]string, 10)
+	for i := range members {
+		members[i] = fmt.Sprintf("replica-%c", 'a'+i)
+	}
+	me := members[0]
+	checkers := make([]Checker, 100_000)
+	for i := range checkers {
+		checkers[i] = Checker{Key: types.NamespacedName{Namespace: fmt.Sprintf("ns-%d", i%50), Name: fmt.Sprintf("wc-%d", i)}, VantagePoints: 1}
+	}
+	all := &assignment{ring: ring.New(members, ring.DefaultVirtualNodes)}
+	for name, after := range map[string]*assignment{
+		"member left": {ring: ring.New(members[:9], ring.DefaultVirtualNodes)},
+		"fenced":      {ring: all.ring, fenced: true},
+	} {
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				ownershipChanges(all, after, me, checkers)
+			}
+		})
+	}
 }
 
 // keyOwnedBy returns a key that owner owns in a ring of members.

@@ -131,10 +131,16 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 		return nextExpiry, nil
 	}
 
-	checkers, err := a.opts.Keys(ctx)
-	if err != nil {
-		// a.notified stays behind: the next evaluation reports the changes.
-		return time.Time{}, fmt.Errorf("listing checkers: %w", err)
+	var checkers []Checker
+	if !a.notified.fenced || !next.fenced {
+		// (Fenced before and after, this replica probes nothing either
+		// way: no checker needs listing.)
+		var err error
+		if checkers, err = a.opts.Keys(ctx); err != nil {
+			// a.notified stays behind: the next evaluation reports the
+			// changes.
+			return time.Time{}, fmt.Errorf("listing checkers: %w", err)
+		}
 	}
 	gained, lost, regrouped := ownershipChanges(a.notified, next, a.opts.ID, checkers)
 	before := a.notified
