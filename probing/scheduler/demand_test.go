@@ -354,6 +354,16 @@ func TestCannotKeepUpReported(t *testing.T) {
 				// The clock jumps past the due time by lateBy.
 				r.quiet()
 				r.clock.Step(time.Second - 1 + tc.lateBy)
+			} else {
+				// Due at once: the first probes hold the bound and the
+				// dispatcher waits for it with the next turn before the
+				// clock moves (quiet alone can hold while the dispatcher
+				// is still starting them, and a step then frees the bound
+				// before any turn waited).
+				require.Eventually(t, func() bool {
+					load := r.s.Load()
+					return load.InFlight == min(tc.checks, workers) && (tc.checks <= workers || load.Saturated)
+				}, waitFor, poll, "first probes started: %+v", r.s.Load())
 			}
 			// Every probe takes a second: step until all have finished. (A
 			// dispatcher slow to wake from its wait for the bound may start
