@@ -135,46 +135,45 @@ func startManager(ctx context.Context, opts ManagerOptions) (*Manager, error) {
 // waitListening polls addr until p accepts a connection there, p exits,
 // or within passes.
 func waitListening(ctx context.Context, p *process, addr string, within time.Duration) error {
-	ctx, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
 	var dialer net.Dialer
-	for {
-		if conn, err := dialer.DialContext(ctx, "tcp", addr); err == nil {
-			_ = conn.Close()
-			if !p.Exited() {
-				return nil
-			}
+	return waitUntil(ctx, p, "listening on "+addr, within, func(ctx context.Context) bool {
+		conn, err := dialer.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return false
 		}
-		select {
-		case <-p.done:
-			return fmt.Errorf("before listening on %s: %w", addr, p.exitedError())
-		case <-ctx.Done():
-			return fmt.Errorf("%s not listening on %s within %s\n%s", p.name, addr, within, p.Log())
-		case <-time.After(50 * time.Millisecond):
-		}
-	}
+		_ = conn.Close()
+		return !p.Exited()
+	})
 }
 
 // waitHTTPOK polls url until it answers 200 OK, p exits, or within passes.
 func waitHTTPOK(ctx context.Context, p *process, url string, within time.Duration) error {
+	return waitUntil(ctx, p, "ready", within, func(ctx context.Context) bool {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+}
+
+// waitUntil polls done every 100 ms until it reports true, p exits, or
+// within passes; what names the state awaited in the error.
+func waitUntil(ctx context.Context, p *process, what string, within time.Duration, done func(context.Context) bool) error {
 	ctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if resp, err := http.DefaultClient.Do(req); err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
+	for !done(ctx) {
 		select {
 		case <-p.done:
-			return fmt.Errorf("before becoming ready: %w", p.exitedError())
+			return fmt.Errorf("not %s: %w", what, p.exitedError())
 		case <-ctx.Done():
-			return fmt.Errorf("%s not ready within %s\n%s", p.name, within, p.Log())
+			return fmt.Errorf("%s not %s within %s\n%s", p.name, what, within, p.Log())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+	return nil
 }
 
 // FreeLoopbackAddr returns a 127.0.0.1 address with a port that was free a
