@@ -49,7 +49,7 @@ var changeT0 = time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 // does, and returns them with whether each was notified.
 func runSeen(t *testing.T, probes []seenProbe) ([]Outcome, []bool) {
 	t.Helper()
-	e := &entry{check: Check{Interval: time.Minute}, interval: time.Minute}
+	e := &entry{check: Check{Interval: time.Minute}}
 	var seq uint64
 	var outs []Outcome
 	var notified []bool

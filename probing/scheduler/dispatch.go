@@ -97,7 +97,7 @@ func (s *Scheduler) nextStepLocked(now time.Time) (st step, j job, wait time.Dur
 				e.parked = true
 				continue
 			}
-			next = nextAfterSkip(now, e.interval, e.offset)
+			next = nextAfterSkip(now, e.interval(), e.offset)
 			s.queue.push(next, top.key, top.rev)
 			f.overran = true
 			s.load.skipped.Add(1)
@@ -148,7 +148,7 @@ func (s *Scheduler) requeue(j job) time.Time {
 		e.skipped = j.due
 	}
 	e.onGrid = true
-	next := nextAfterSkip(s.clock.Now(), e.interval, e.offset)
+	next := nextAfterSkip(s.clock.Now(), e.interval(), e.offset)
 	s.queue.push(next, j.key, j.rev)
 	return next
 }
@@ -318,10 +318,10 @@ func (s *Scheduler) startLocking(ctx context.Context, j job, waited bool) (probe
 	if s.unbuiltLocked(e) {
 		// Disowned (its target dropped) while the turn waited: the next
 		// turn builds it again if it is owned by then.
-		s.queue.push(nextAfterSkip(now, e.interval, e.offset), j.key, j.rev)
+		s.queue.push(nextAfterSkip(now, e.interval(), e.offset), j.key, j.rev)
 		return probeJob{}, false
 	}
-	next := nextAfterProbe(now, e.interval, e.offset)
+	next := nextAfterProbe(now, e.interval(), e.offset)
 	s.queue.push(next, j.key, j.rev)
 	e.onGrid = true
 	pctx, cancel := context.WithCancel(ctx)

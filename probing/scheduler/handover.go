@@ -116,14 +116,14 @@ func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time, to
 	var due time.Time
 	var why string
 	switch {
-	case makeUpNow(now, unprobedSince, e.interval, e.offset, tolerance):
+	case makeUpNow(now, unprobedSince, e.interval(), e.offset, tolerance):
 		// Decided from the grid, not from the turns skipped here: a check
 		// scheduled here shortly before (a replica that just started)
 		// has not skipped the turns its previous owner may have missed.
-		due, why = now.Add(s.jitterLocked(e.interval)), "a turn may have been missed: probed now"
+		due, why = now.Add(s.jitterLocked(e.interval())), "a turn may have been missed: probed now"
 		e.skipped, e.onGrid = time.Time{}, false
 	case !e.onGrid && e.skipped.IsZero():
-		due, why = nextAfterSkip(now, e.interval, e.offset), "first probe here still to come: probed on its grid"
+		due, why = nextAfterSkip(now, e.interval(), e.offset), "first probe here still to come: probed on its grid"
 		e.onGrid = true
 	default:
 		s.mu.Unlock()

@@ -17,10 +17,9 @@ import (
 // nothing), so its size is memory per check: the outcome, which only the
 // checks this replica probes have, is kept apart.
 type entry struct {
-	check    Check
-	interval time.Duration // effective, > 0
-	offset   time.Duration // phase within the interval, in [0, interval)
-	rev      uint64
+	check  Check
+	offset time.Duration // phase within the interval, in [0, interval)
+	rev    uint64
 	// weight is the bytes of the memory budget a probe of the check
 	// holds in flight (InFlightBytes of its target, at most the budget).
 	weight int64
@@ -30,25 +29,48 @@ type entry struct {
 	// outcome is that of the latest probe of this revision, nil before
 	// the first one.
 	outcome *Outcome
+	// counts is carried over from the entry this one replaced.
+	counts ProbeCounts
+	// pace is when the latest probe that started late, and the latest that
+	// overran, were started; nil until one did (see setPace).
+	pace *pace
+	// target is what the probes of this revision saw of the check's
+	// target (see watchTarget), nil before one saw anything; it is
+	// forgotten with the outcome.
+	target *targetState
 	// probed is set once an outcome is stored, and cleared by Disown: the
 	// check was probed here since this replica last gained it. TakeOver
 	// forgets the outcome but not that (see Gained).
 	probed bool
-	// counts is carried over from the entry this one replaced.
-	counts ProbeCounts
 	// parked is set when the check came due while a cancelled probe of an
 	// older revision was still running; that probe's worker re-queues it.
 	parked bool
 	// onGrid is set when the check's queued turn is a grid point, not its
 	// first probe after an Upsert or a catch-up after Gained.
 	onGrid bool
-	// behindAt and overranAt are when the latest probe that started late,
-	// and the latest that overran, were started (zero: none); see setPace.
+}
+
+// pace is when the latest probe of a check that started late (behindAt)
+// and the latest that overran (overranAt) were started, zero for none. It
+// is kept apart from the entry, which every replica holds for every
+// check, since only the checks probed late or overrunning have one.
+type pace struct {
 	behindAt, overranAt time.Time
-	// target is what the probes of this revision saw of the check's
-	// target (see watchTarget), nil before one saw anything; it is
-	// forgotten with the outcome.
-	target *targetState
+}
+
+// interval is the time between two turns of e's check: its Interval, or
+// FallbackInterval when that is not positive.
+func (e *entry) interval() time.Duration {
+	return effectiveInterval(e.check.Interval)
+}
+
+// effectiveInterval is interval, or FallbackInterval when interval is not
+// positive.
+func effectiveInterval(interval time.Duration) time.Duration {
+	if interval <= 0 {
+		return FallbackInterval
+	}
+	return interval
 }
 
 // PaceHold is how many intervals Outcome.Behind and Outcome.Overran stay
@@ -63,15 +85,22 @@ const PaceHold = 3
 // ran) as told: each holds while a probe of the check that did was
 // started less than PaceHold intervals before start.
 func (e *entry) setPace(o *Outcome, start time.Time, behind, overran bool) {
+	if (behind || overran) && e.pace == nil {
+		e.pace = &pace{}
+	}
+	if e.pace == nil {
+		o.Behind, o.Overran = false, false
+		return
+	}
 	if behind {
-		e.behindAt = start
+		e.pace.behindAt = start
 	}
 	if overran {
-		e.overranAt = start
+		e.pace.overranAt = start
 	}
-	hold := PaceHold * e.interval
-	o.Behind = !e.behindAt.IsZero() && start.Sub(e.behindAt) < hold
-	o.Overran = !e.overranAt.IsZero() && start.Sub(e.overranAt) < hold
+	hold := PaceHold * e.interval()
+	o.Behind = !e.pace.behindAt.IsZero() && start.Sub(e.pace.behindAt) < hold
+	o.Overran = !e.pace.overranAt.IsZero() && start.Sub(e.pace.overranAt) < hold
 }
 
 // setOutcome stores o as the latest outcome, extending or restarting the

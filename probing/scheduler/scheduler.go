@@ -235,11 +235,7 @@ func New(opts Options) (*Scheduler, error) {
 // package documentation). Upserting a check equal to the known one is a
 // no-op and leaves its schedule and Outcome untouched.
 func (s *Scheduler) Upsert(c Check) {
-	interval := c.Interval
-	if interval <= 0 {
-		interval = FallbackInterval
-	}
-
+	interval := effectiveInterval(c.Interval)
 	offset := normalizePhase(s.phase(c.Key, interval), interval)
 
 	s.mu.Lock()
@@ -252,7 +248,7 @@ func (s *Scheduler) Upsert(c Check) {
 		f.cancel()
 	}
 	s.lastRev++
-	e := &entry{check: c, interval: interval, offset: offset, rev: s.lastRev, weight: min(InFlightBytes(c.Target), s.budget)}
+	e := &entry{check: c, offset: offset, rev: s.lastRev, weight: min(InFlightBytes(c.Target), s.budget)}
 	if exists {
 		e.counts = old.counts
 	}
