@@ -146,11 +146,19 @@ func (f *fairness) woken() []types.NamespacedName {
 
 // writeWait is how long the namespace must wait, at now, before its next
 // status write; zero when it may write now, and then the write is counted.
-func (f *fairness) writeWait(namespace string, now time.Time) time.Duration {
+// A write that only renames status.shard (rename) leaves a write's worth
+// of its namespace's share and of the replica's budget, where they hold
+// one, to the writes that change a verdict: those never wait behind the
+// renames of a hand-over.
+func (f *fairness) writeWait(namespace string, now time.Time, rename bool) time.Duration {
 	if f.writes == nil {
 		return 0
 	}
-	wait := f.writes.take(namespace, now)
+	var keep float64
+	if rename {
+		keep = 1
+	}
+	wait := f.writes.take(namespace, now, keep)
 	if f.budget == nil {
 		return wait
 	}
@@ -162,20 +170,22 @@ func (f *fairness) writeWait(namespace string, now time.Time) time.Duration {
 		f.budget.ReserveN(now, 1)
 		return 0
 	}
-	// Over its share: only what is left above the reserve.
+	// Over its share: only what is left above the reserve (and, for a
+	// rename, a write more, when the budget can hold it).
+	need := f.reserve + 1 + min(keep, max(0, float64(f.budget.Burst())-f.reserve-1))
 	tokens := f.budget.TokensAt(now)
-	if tokens >= f.reserve+1 {
+	if tokens >= need {
 		f.budget.ReserveN(now, 1)
 		return 0
 	}
-	refill := time.Duration((f.reserve + 1 - tokens) / float64(f.budget.Limit()) * float64(time.Second))
+	refill := time.Duration((need - tokens) / float64(f.budget.Limit()) * float64(time.Second))
 	return max(time.Millisecond, min(wait, refill))
 }
 
 // eventAllowed reports whether the namespace may record an Event at now,
 // and counts it when so.
 func (f *fairness) eventAllowed(namespace string, now time.Time) bool {
-	return f.events == nil || f.events.take(namespace, now) == 0
+	return f.events == nil || f.events.take(namespace, now, 0) == 0
 }
 
 // namespaceSlots counts the reconciles in flight, per namespace and in
@@ -291,7 +301,9 @@ func newNamespaceBuckets(limit rate.Limit, burst int) *namespaceBuckets {
 
 // take takes a token from the namespace's bucket at now and returns zero,
 // or, when it is empty, takes none and returns how long until it holds one.
-func (b *namespaceBuckets) take(namespace string, now time.Time) time.Duration {
+// It takes one only if keep more are left after it, when the bucket can
+// hold that many.
+func (b *namespaceBuckets) take(namespace string, now time.Time, keep float64) time.Duration {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	l := b.buckets[namespace]
@@ -301,6 +313,11 @@ func (b *namespaceBuckets) take(namespace string, now time.Time) time.Duration {
 		}
 		l = rate.NewLimiter(b.limit, b.burst)
 		b.buckets[namespace] = l
+	}
+	if keep = min(keep, float64(b.burst-1)); keep > 0 {
+		if tokens := l.TokensAt(now); tokens < 1+keep {
+			return max(time.Millisecond, time.Duration((1+keep-tokens)/float64(b.limit)*float64(time.Second)))
+		}
 	}
 	r := l.ReserveN(now, 1)
 	if d := r.DelayFrom(now); d > 0 {
@@ -321,9 +338,9 @@ func (b *namespaceBuckets) sweep(now time.Time) {
 }
 
 // deferredWrite is returned instead of writing a status that must wait:
-// the namespace is over its share of status writes, or only a detail
-// changed within the checker's MessagePeriod. handleWriteError requeues
-// the reconcile after it.
+// the namespace is over its share of status writes, only a detail changed
+// within the checker's MessagePeriod, or the replica is paused.
+// handleWriteError requeues the reconcile after it.
 type deferredWrite struct {
 	after time.Duration
 }

@@ -20,12 +20,29 @@ func TestNamespaceBucketsShareByNamespace(t *testing.T) {
 	b := newNamespaceBuckets(2, 3) // 2/s, burst 3
 	now := time.Unix(1000, 0)
 	for i := range 3 {
-		require.Zero(t, b.take("noisy", now), "write %d of the burst", i)
+		require.Zero(t, b.take("noisy", now, 0), "write %d of the burst", i)
 	}
-	assert.Equal(t, 500*time.Millisecond, b.take("noisy", now), "over the burst: wait for the next token")
-	assert.Equal(t, 500*time.Millisecond, b.take("noisy", now), "a refused take takes no token")
-	assert.Zero(t, b.take("quiet", now), "another namespace has a bucket of its own")
-	assert.Zero(t, b.take("noisy", now.Add(500*time.Millisecond)), "refilled at the rate")
+	assert.Equal(t, 500*time.Millisecond, b.take("noisy", now, 0), "over the burst: wait for the next token")
+	assert.Equal(t, 500*time.Millisecond, b.take("noisy", now, 0), "a refused take takes no token")
+	assert.Zero(t, b.take("quiet", now, 0), "another namespace has a bucket of its own")
+	assert.Zero(t, b.take("noisy", now.Add(500*time.Millisecond), 0), "refilled at the rate")
+}
+
+// TestRenamesLeaveAWriteForVerdicts: a write that only renames
+// status.shard takes a token only if one is left after it, so a verdict
+// that comes behind a hand-over's renames writes at once; with a burst of
+// one it is not starved.
+func TestRenamesLeaveAWriteForVerdicts(t *testing.T) {
+	now := time.Unix(1000, 0)
+	b := newNamespaceBuckets(2, 3) // 2/s, burst 3
+	require.Zero(t, b.take("ns", now, 1), "rename 1")
+	require.Zero(t, b.take("ns", now, 1), "rename 2")
+	assert.Equal(t, 500*time.Millisecond, b.take("ns", now, 1), "a third rename would leave no write: wait for a token")
+	assert.Zero(t, b.take("ns", now, 0), "the verdict takes the token the renames left")
+	assert.Equal(t, 500*time.Millisecond, b.take("ns", now, 0), "then the bucket is empty")
+
+	single := newNamespaceBuckets(2, 1)
+	assert.Zero(t, single.take("ns", now, 1), "a burst of one holds no write to spare: the rename goes")
 }
 
 func TestNamespaceBucketsForgetFullBuckets(t *testing.T) {
@@ -33,7 +50,7 @@ func TestNamespaceBucketsForgetFullBuckets(t *testing.T) {
 	now := time.Unix(1000, 0)
 	for i := range 10 * minSweep {
 		// Each namespace writes once; a second later its bucket is full.
-		b.take(fmt.Sprintf("ns-%d", i), now.Add(time.Duration(i)*time.Second))
+		b.take(fmt.Sprintf("ns-%d", i), now.Add(time.Duration(i)*time.Second), 0)
 	}
 	assert.LessOrEqual(t, len(b.buckets), minSweep+1, "buckets of namespaces idle for a refill were kept")
 }
@@ -197,14 +214,14 @@ func TestOverShareWritesBorrowOnlyWhatOthersLeave(t *testing.T) {
 		for now := start; now.Before(start.Add(d)); now = now.Add(tick) {
 			if quietEvery > 0 && !now.Before(nextQuiet) {
 				nextQuiet = nextQuiet.Add(quietEvery)
-				if f.writeWait("quiet", now) == 0 {
+				if f.writeWait("quiet", now, false) == 0 {
 					quiet++
 				} else {
 					quietWaited++
 				}
 			}
 			// The noisy namespace writes whenever it may.
-			if f.writeWait("noisy", now) == 0 {
+			if f.writeWait("noisy", now, false) == 0 {
 				noisy++
 			}
 		}

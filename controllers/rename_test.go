@@ -70,8 +70,9 @@ func TestReadyChangeOvertakesRenames(t *testing.T) {
 		qps      = 10 // the new owner's --kube-api-qps: 30 s of renames
 		every    = 2 * time.Second
 		// flipWithin: from the failed probe to Ready False in the API.
-		// Measured 0.6 s alone and 5.8-11.0 s in a full make test on 2
-		// CPUs; behind the renames it would wait for most of their 30 s.
+		// Measured 19-49 ms alone on a 2-CPU VM, where it took 5-19 s
+		// while renames could take the namespace's last write; behind
+		// the renames it would wait for most of their 30 s.
 		flipWithin = 15 * time.Second
 	)
 	ns := newElsewhereNamespace(t)

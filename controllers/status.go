@@ -70,7 +70,7 @@ func (r *WebCheckerReconciler) patchStatus(ctx context.Context, wc *webcheckerv1
 	// from when the patch returned: a slow patch does not push the next
 	// detail write back past the period.
 	now := r.now()
-	if wait := r.writeWait(key, wc.Generation, detailOnly(&wc.Status, desired), now); wait > 0 {
+	if wait := r.writeWait(key, wc.Generation, detailOnly(&wc.Status, desired), renameOnly(&wc.Status, desired), now); wait > 0 {
 		return false, &deferredWrite{after: wait}
 	}
 	base := wc.DeepCopy()
@@ -95,15 +95,17 @@ func (r *WebCheckerReconciler) patchStatus(ctx context.Context, wc *webcheckerv1
 // writeWait is how long a status write of the checker at generation must
 // wait, at now, under the reconciler's NamespaceLimits: a write that changes only
 // details (detail) waits out the checker's MessagePeriod, and any write
-// waits while its namespace is over its share of status writes. Zero means
-// write now, and the write is counted in the namespace's share.
-func (r *WebCheckerReconciler) writeWait(key types.NamespacedName, generation int64, detail bool, now time.Time) time.Duration {
+// waits while its namespace is over its share of status writes, a write
+// that only renames status.shard (rename) while it has no write to spare
+// (see fairness.writeWait). Zero means write now, and the write is counted
+// in the namespace's share.
+func (r *WebCheckerReconciler) writeWait(key types.NamespacedName, generation int64, detail, rename bool, now time.Time) time.Duration {
 	if detail && r.Limits.MessagePeriod > 0 {
 		if wait := r.ledger().detailWait(key, generation, now, r.Limits.MessagePeriod); wait > 0 {
 			return wait
 		}
 	}
-	return r.fairness().writeWait(key.Namespace, now)
+	return r.fairness().writeWait(key.Namespace, now, rename)
 }
 
 // recordReady tells the Ready recorder the status of wc's Ready condition

@@ -108,7 +108,7 @@ func (r *WebCheckerReconciler) writeEntry(ctx context.Context, v statusView) (*w
 		return wc, nil
 	}
 	now := r.now() // the write counts from when it was decided
-	if wait := r.writeWait(key, wc.Generation, entryDetailOnly(stored, next), now); wait > 0 {
+	if wait := r.writeWait(key, wc.Generation, entryDetailOnly(stored, next), false, now); wait > 0 {
 		return nil, &deferredWrite{after: wait}
 	}
 	body, err := json.Marshal(entryApply{
