@@ -136,7 +136,7 @@ func (s *Scheduler) releaseSlot(ns string, weight int64) {
 // requeue schedules the turn after j, at the next grid point, if j's
 // revision is still current; it is used for turns that were not probed
 // because this replica did not own the check, and records j's due time as
-// the check's latest skipped turn (see Gained).
+// the check's latest skipped turn (see Gained and Resume).
 func (s *Scheduler) requeue(j job) time.Time {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -144,10 +144,7 @@ func (s *Scheduler) requeue(j job) time.Time {
 	if e == nil || e.rev != j.rev {
 		return time.Time{} // removed or changed; the new revision has its own item
 	}
-	if e.onGrid {
-		e.skipped = j.due
-	}
-	e.onGrid = true
+	e.skipped, e.onGrid = j.due, true
 	next := nextAfterSkip(s.clock.Now(), e.interval(), e.offset)
 	s.queue.push(next, j.key, j.rev)
 	return next
@@ -323,7 +320,7 @@ func (s *Scheduler) startLocking(ctx context.Context, j job, waited bool) (probe
 	}
 	next := nextAfterProbe(now, e.interval(), e.offset)
 	s.queue.push(next, j.key, j.rev)
-	e.onGrid = true
+	e.skipped, e.onGrid = time.Time{}, true
 	pctx, cancel := context.WithCancel(ctx)
 	f := &flight{rev: j.rev, cancel: cancel}
 	s.flights[j.key] = f

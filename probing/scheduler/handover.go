@@ -141,6 +141,58 @@ func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time, to
 	s.log.V(1).Info("Gained check rescheduled", "checker", key, "why", why, "unprobedSince", unprobedSince, "due", due)
 }
 
+// Resume is called when this replica owns its checks again after it
+// skipped their turns for a while without losing them (a fencing that
+// ended before it was published as a change of the ring, see
+// sharding.AssignerOptions.FenceSettle): nobody probed those turns, so
+// every check Options.Owns reports owned that skipped a turn due at or
+// after since, and has started no probe since, is probed now (after the
+// initial jitter, then on its grid again). The others wait for their next
+// grid point, as they would have.
+func (s *Scheduler) Resume(since time.Time) {
+	type skippedTurn struct {
+		key           types.NamespacedName
+		rev           uint64
+		vantagePoints int
+	}
+	var skipped []skippedTurn
+	s.mu.Lock()
+	for key, e := range s.checks {
+		if !e.skipped.IsZero() && !e.skipped.Before(since) && s.flights[key] == nil {
+			skipped = append(skipped, skippedTurn{key, e.rev, e.check.VantagePoints})
+		}
+	}
+	s.mu.Unlock()
+
+	// Options.Owns is asked outside the lock, as everywhere.
+	owned := skipped[:0]
+	for _, t := range skipped {
+		if s.owns(t.key, t.vantagePoints, s.clock.Now()) {
+			owned = append(owned, t)
+		}
+	}
+	made := 0
+	s.mu.Lock()
+	now := s.clock.Now()
+	for _, t := range owned {
+		e := s.checks[t.key]
+		if e == nil || e.rev != t.rev || e.skipped.Before(since) || s.flights[t.key] != nil {
+			continue // changed, probed or being probed meanwhile
+		}
+		// A new revision of the same check: the item of its next turn
+		// goes stale, and the make-up is its only turn.
+		s.lastRev++
+		e.rev = s.lastRev
+		e.skipped, e.onGrid = time.Time{}, false
+		if s.queue.push(now.Add(s.jitterLocked(e.interval())), t.key, e.rev) {
+			s.wake.signal()
+		}
+		made++
+	}
+	s.mu.Unlock()
+	s.log.Info("Resumed: skipped turns made up", "since", since, "checks", made)
+}
+
 // LeaveAt tells the scheduler that this replica leaves its ring at t, as
 // it announced to the others, who probe its checks from then on: from now
 // it starts no turn due at or after t (as if it owned no check), and

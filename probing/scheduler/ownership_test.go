@@ -400,3 +400,67 @@ func TestStoppedProbingWaits(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, t0.Add(time.Second), at)
 }
+
+// Resume after a fencing that was never a change of the ring makes up the
+// turn an owned check skipped while it lasted (due at or after the
+// instant given, no probe started since): nobody else probed it. A turn
+// skipped before that instant, and a check that skipped none, wait for
+// their next grid point.
+func TestResumeMakesUpTurnsSkippedWhileFenced(t *testing.T) {
+	tests := map[string]struct {
+		// since is Resume's instant, relative to t0; the turn at t0+7s
+		// was skipped.
+		since time.Duration
+		// probes are when the check that skipped a turn is probed up to
+		// its grid point at t0+17s, relative to t0.
+		probes []time.Duration
+	}{
+		"turn skipped since: probed now, then on its grid": {since: 6 * time.Second, probes: []time.Duration{0, 8 * time.Second, 17 * time.Second}},
+		"turn skipped at the instant: probed now":          {since: 7 * time.Second, probes: []time.Duration{0, 8 * time.Second, 17 * time.Second}},
+		"turn skipped before: next grid point":             {since: 7500 * time.Millisecond, probes: []time.Duration{0, 17 * time.Second}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			own := &switchOwner{}
+			own.owns.Store(true)
+			skipping, steady := checkN(0, 1, 10*time.Second, "v1"), checkN(1, 1, 10*time.Second, "v1")
+			h := newHarness(t, func(_ *harness, o *scheduler.Options) {
+				o.InitialJitter = -1
+				o.Owns = own.Owns
+				o.Phase = func(key types.NamespacedName, _ time.Duration) time.Duration {
+					if key == skipping.Key {
+						return 7 * time.Second
+					}
+					return 0
+				}
+			})
+			h.s.Upsert(skipping)
+			h.s.Upsert(steady)
+			h.start()
+			h.waitCalls(2) // both at t0; next turns at t0+7s and t0+10s
+
+			h.step(6 * time.Second) // t0+6s: fenced
+			own.owns.Store(false)
+			h.step(time.Second) // t0+7s: skipped
+			h.settle()
+			require.Equal(t, 2, h.prober.numCalls(), "probed while fenced")
+			h.step(time.Second) // t0+8s: the fencing ends
+			own.owns.Store(true)
+			h.s.Resume(t0.Add(tt.since))
+			if len(tt.probes) == 3 {
+				h.waitCallsTo(urlN(0, "v1"), 2) // made up now
+			}
+
+			h.step(2 * time.Second) // t0+10s: the steady check on its grid
+			h.waitCallsTo(urlN(1, "v1"), 2)
+			assert.Equal(t, t0.Add(10*time.Second), h.prober.callsTo(urlN(1, "v1"))[1].At, "a check that skipped nothing made up a turn")
+			h.step(7 * time.Second) // t0+17s: its next grid point
+			h.waitCallsTo(urlN(0, "v1"), len(tt.probes))
+			var at []time.Duration
+			for _, c := range h.prober.callsTo(urlN(0, "v1")) {
+				at = append(at, c.At.Sub(t0))
+			}
+			assert.Equal(t, tt.probes, at, "probes of the check that skipped a turn, from t0")
+		})
+	}
+}

@@ -23,8 +23,9 @@ type entry struct {
 	// weight is the bytes of the memory budget a probe of the check
 	// holds in flight (InFlightBytes of its target, at most the budget).
 	weight int64
-	// skipped is the due time of the latest turn on the grid skipped
-	// because this replica did not own the check (zero when none).
+	// skipped is the due time of the latest turn skipped because this
+	// replica did not own the check, since its latest probe started (zero
+	// when none).
 	skipped time.Time
 	// outcome is that of the latest probe of this revision, nil before
 	// the first one.
