@@ -22,6 +22,9 @@ import (
 type Fencer interface {
 	// Fenced reports whether this replica is fenced now.
 	Fenced() bool
+	// FencedSince returns when the current fencing began; zero when the
+	// replica is not fenced, or has not joined the ring yet.
+	FencedSince() time.Time
 	// Fencings counts the times this replica fenced itself after it had
 	// joined the ring (not the fencing it starts in).
 	Fencings() uint64
@@ -58,6 +61,22 @@ type AssignerOptions struct {
 	// it (see Change), lost ones first; Owns, Probes and VantagePoints
 	// already answer the new assignment. It may block. Required.
 	Notify func(ctx context.Context, change Change)
+	// FenceSettle is how long a fencing of this replica lasts before it
+	// is published as a change of its ring (every checker it owns lost,
+	// and gained back when it ends); zero publishes it at once. Owns and
+	// Probes are false from the first instant of a fencing either way.
+	// Set to the Heartbeat's SafetyMargin, a fencing is published before
+	// another replica can take anything over (the others see this
+	// replica's Lease expire no earlier than SafetyMargin after it fenced
+	// itself), and a shorter one, a renewal a little late, costs no ring
+	// change: the replica is paused (see Paused), and Resume makes up
+	// what it skipped.
+	FenceSettle time.Duration
+	// Resume, when set, is called after a fencing that ended before it
+	// was published (see FenceSettle), with an instant no later than its
+	// start: the turns this replica skipped since, of the checkers it
+	// owns, were probed by nobody. It may block.
+	Resume func(ctx context.Context, since time.Time)
 	// Deleter, when set, deletes Leases that have been expired for longer
 	// than StaleAfter (left behind by replicas that crashed), with a
 	// precondition on their resourceVersion so that a Lease renewed in the
@@ -97,6 +116,13 @@ type Assigner struct {
 	observed membership.Observations
 	// released notes the members that released their Lease on shutdown.
 	released releases
+	// fencings is the Fencer's count of fencings at the latest
+	// evaluation, evaluatedAt the instant that evaluation ended, and
+	// pausedSince the start of the fencing it found unpublished (zero
+	// when none); only the Start goroutine uses them.
+	fencings    uint64
+	evaluatedAt time.Time
+	pausedSince time.Time
 }
 
 // NewAssigner validates opts and returns an Assigner that owns nothing until
@@ -142,6 +168,14 @@ func (a *Assigner) Owns(key types.NamespacedName) bool {
 
 // Fenced reports whether this replica is fenced now (see Fencer).
 func (a *Assigner) Fenced() bool { return a.opts.Fencer.Fenced() }
+
+// Paused reports whether this replica is fenced while its fencing is not
+// yet a change of its ring (see AssignerOptions.FenceSettle): the checkers
+// it owns stay its own, but it neither probes them nor writes their status
+// until the fencing ends, or is published and they are lost.
+func (a *Assigner) Paused() bool {
+	return a.opts.Fencer.Fenced() && !a.current.Load().fenced
+}
 
 // Fencings counts the times this replica fenced itself after it had
 // joined the ring, as its Fencer reports.

@@ -43,18 +43,50 @@ const (
 
 // fakeFencer is a Fencer the test switches.
 type fakeFencer struct {
-	fenced  atomic.Bool
-	changes chan struct{}
+	mu       sync.Mutex
+	fenced   bool
+	since    time.Time
+	fencings uint64
+	changes  chan struct{}
 }
 
 func newFakeFencer() *fakeFencer { return &fakeFencer{changes: make(chan struct{}, 1)} }
 
-func (f *fakeFencer) Fenced() bool                    { return f.fenced.Load() }
-func (f *fakeFencer) Fencings() uint64                { return 0 }
+func (f *fakeFencer) Fenced() bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fenced
+}
+
+func (f *fakeFencer) FencedSince() time.Time {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.since
+}
+
+func (f *fakeFencer) Fencings() uint64 {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.fencings
+}
+
 func (f *fakeFencer) FencingChanges() <-chan struct{} { return f.changes }
 
-func (f *fakeFencer) set(fenced bool) {
-	f.fenced.Store(fenced)
+// set fences the replica or lifts its fencing; a fencing set begins at the
+// zero instant (see setAt).
+func (f *fakeFencer) set(fenced bool) { f.setAt(fenced, time.Time{}) }
+
+// setAt fences the replica from since on, or lifts its fencing.
+func (f *fakeFencer) setAt(fenced bool, since time.Time) {
+	f.mu.Lock()
+	if fenced && !f.fenced {
+		f.fencings++
+	}
+	f.fenced, f.since = fenced, time.Time{}
+	if fenced {
+		f.since = since
+	}
+	f.mu.Unlock()
 	select {
 	case f.changes <- struct{}{}:
 	default:
@@ -279,6 +311,72 @@ func TestAssignerFencing(t *testing.T) {
 	at.assertOwns(t, owned)
 	assert.Equal(t, rebalances, at.assigner.Rebalances(), "fencing is not a change of membership")
 	assert.Equal(t, []string{peer, self}, at.assigner.Members())
+}
+
+// TestAssignerHoldsABriefFencingBack checks FenceSettle: a fencing stops
+// Owns at once but is published as a ring change (every owned checker
+// lost) only once it has lasted FenceSettle, and one that ends sooner
+// moves nothing and is reported to Resume from its start; one that lasts
+// is published, and gaining the checkers back after it counts from its
+// start, not from its publication.
+func TestAssignerHoldsABriefFencingBack(t *testing.T) {
+	const ringName, self, peer = "assigner-settle", "settle-self", "settle-peer"
+	const settle = 2 * time.Second
+	direct := newDirectClient(t)
+	createLease(t, direct, self, ringName, t0, alive)
+	createLease(t, direct, peer, ringName, t0, alive)
+	var (
+		mu      sync.Mutex
+		resumed []time.Time
+	)
+	at := startAssigner(t, direct, self, ringName, false, func(o *sharding.AssignerOptions) {
+		o.FenceSettle = settle
+		o.Resume = func(_ context.Context, since time.Time) {
+			mu.Lock()
+			defer mu.Unlock()
+			resumed = append(resumed, since)
+		}
+	})
+	resumes := func() []time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		return slices.Clone(resumed)
+	}
+	owned := ownedBy(self, self, peer)
+	require.NotEmpty(t, owned)
+	at.notified.await(t, owned, true)
+	ringChanged := at.assigner.RingChanged()
+
+	// A brief fencing: nothing owned, nothing moved, then resumed.
+	brief := at.clock.Now()
+	at.fencer.setAt(true, brief)
+	at.assertOwns(t, nil)
+	assert.True(t, at.assigner.Paused())
+	at.clock.Step(settle - time.Millisecond)
+	assert.Never(t, func() bool { return at.notified.count() > 0 }, 300*time.Millisecond, tick, "a fencing shorter than FenceSettle moved checkers")
+	at.fencer.set(false)
+	require.Eventually(t, func() bool { return len(resumes()) == 1 }, within, tick, "a brief fencing was not resumed")
+	assert.Equal(t, []time.Time{brief}, resumes(), "resumed from the fencing's start")
+	at.assertOwns(t, owned)
+	assert.False(t, at.assigner.Paused())
+	assert.Zero(t, at.notified.count(), "a brief fencing moved checkers")
+	assert.Equal(t, ringChanged, at.assigner.RingChanged(), "a brief fencing changed the ring")
+
+	// A fencing that lasts: published once settled, not before.
+	long := at.clock.Now()
+	at.fencer.setAt(true, long)
+	assert.Never(t, func() bool { return at.notified.count() > 0 }, 300*time.Millisecond, tick, "published before it settled")
+	at.clock.Step(settle)
+	at.notified.await(t, owned, false)
+	assert.False(t, at.assigner.Paused(), "a published fencing is no pause")
+	at.assertOwns(t, nil)
+	at.clock.Step(3 * time.Second)
+	at.fencer.set(false)
+	for _, c := range at.notified.await(t, owned, true) {
+		assert.Equal(t, long, c.UnprobedSince, "%s: unprobed since the fencing began", c.Key)
+	}
+	at.assertOwns(t, owned)
+	assert.Len(t, resumes(), 1, "a published fencing is made up by its gains, not resumed")
 }
 
 // TestAssignerListsNoCheckerWhileFenced: a ring change while this replica

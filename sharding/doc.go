@@ -21,4 +21,11 @@
 // the Assigner. Which checkers move (or are regrouped) when the ring, the
 // members' zones or the fencing change is decided by a pure function of
 // the old and new assignment.
+//
+// A fencing stops Owns and Probes at once, but becomes a change of the
+// ring (every checker this replica owns lost, and gained back when it
+// ends) only once it has lasted AssignerOptions.FenceSettle, the
+// Heartbeat's safety margin: sooner, no other replica can have seen its
+// Lease expire, and the replica is only paused (Paused), its skipped turns
+// made up through AssignerOptions.Resume when the fencing ends.
 package sharding

@@ -123,10 +123,14 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 	if !nextLeave.IsZero() && (nextExpiry.IsZero() || nextLeave.Before(nextExpiry)) {
 		nextExpiry = nextLeave
 	}
+	fenced, at, settled := a.fencing(ctx, now)
+	if !settled.IsZero() && (nextExpiry.IsZero() || settled.Before(nextExpiry)) {
+		nextExpiry = settled
+	}
 	// Publish before listing the checkers: a checker created from now on
 	// is reconciled under the new assignment, and one created before is in
 	// the list below. Either way none is missed.
-	next := a.publish(members, membership.Zones(leases.Items, members), leaving, a.opts.Fencer.Fenced(), now)
+	next := a.publish(members, membership.Zones(leases.Items, members), leaving, fenced, at)
 	if next == a.notified {
 		return nextExpiry, nil
 	}
@@ -153,6 +157,77 @@ func (a *Assigner) evaluate(ctx context.Context) (time.Time, error) {
 		"took", a.opts.Clock.Since(now))
 	a.notifyChanges(ctx, before, next, gained, lost, regrouped, a.ownLease(leases.Items), a.leftMembers(leases.Items, leaving, now), now)
 	return nextExpiry, nil
+}
+
+// fencing returns whether the assignment published at now is fenced,
+// and, if so, since when (the start of the fencing when it was held back:
+// a turn skipped since may need making up; else now). While this replica
+// is fenced for less than FenceSettle it returns false, and when that
+// fencing is due to be published as settled. A fencing that ended before
+// it was published is reported to Resume (see pause).
+func (a *Assigner) fencing(ctx context.Context, now time.Time) (fenced bool, at, settled time.Time) {
+	// The count first: a fencing that begins between the reads is seen as
+	// ongoing, or at the next evaluation, never missed.
+	count := a.opts.Fencer.Fencings()
+	fenced = a.opts.Fencer.Fenced()
+	since := a.opts.Fencer.FencedSince()
+	began := count - a.fencings
+	a.fencings = count
+	defer func() { a.evaluatedAt = a.opts.Clock.Now() }()
+	if a.notified.fenced || a.opts.FenceSettle <= 0 || (fenced && since.IsZero()) {
+		a.pausedSince = time.Time{}
+		return fenced, now, time.Time{}
+	}
+	if !fenced {
+		if began > 0 || !a.pausedSince.IsZero() {
+			a.resume(ctx, a.pause(began, false, since))
+		}
+		return false, now, time.Time{}
+	}
+	paused := a.pause(began, true, since)
+	if settled = since.Add(a.opts.FenceSettle); now.Before(settled) {
+		a.pausedSince = paused
+		return false, now, settled
+	}
+	// Published: gaining its checkers back when it ends makes up the
+	// turns skipped since it began (see unprobedSince).
+	a.pausedSince = time.Time{}
+	return true, paused, time.Time{}
+}
+
+// pause returns the earliest instant from which this replica may have
+// skipped turns for fencings not published, the one ongoing (fenced, since
+// since) among them: the start of the one an evaluation found ongoing, and,
+// for those that began since the latest evaluation (began) and are not
+// the ongoing one, that evaluation's end. The ring has not changed since
+// then, so every turn of a checker owned now skipped since was skipped
+// for a fencing.
+func (a *Assigner) pause(began uint64, fenced bool, since time.Time) time.Time {
+	from := a.pausedSince
+	earlier := func(t time.Time) {
+		if !t.IsZero() && (from.IsZero() || t.Before(from)) {
+			from = t
+		}
+	}
+	switch {
+	case began == 1 && fenced:
+		earlier(since)
+	case began > 0:
+		earlier(a.evaluatedAt)
+	case fenced:
+		earlier(since)
+	}
+	return from
+}
+
+// resume reports to Resume a fencing that ended before it was published,
+// which skipped turns from since on.
+func (a *Assigner) resume(ctx context.Context, since time.Time) {
+	a.pausedSince = time.Time{}
+	a.opts.Logger.Info("Fencing ended before it was published: resuming", "since", since)
+	if a.opts.Resume != nil && !since.IsZero() {
+		a.opts.Resume(ctx, since)
+	}
 }
 
 // leftMembers returns what this replica knows at now of the members that

@@ -170,6 +170,18 @@ func (h *Heartbeat) Fenced() bool {
 	return h.fenced
 }
 
+// FencedSince returns when the replica's current fencing began, on the
+// Clock; zero when it is not fenced, and while it has not yet joined the
+// ring (it starts fenced).
+func (h *Heartbeat) FencedSince() time.Time {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if !h.fenced {
+		return time.Time{}
+	}
+	return h.fencedSince
+}
+
 // Fencings counts the times the replica fenced itself after it had
 // joined the ring: it starts fenced, and that does not count.
 func (h *Heartbeat) Fencings() uint64 {
