@@ -25,6 +25,12 @@ type Ownership interface {
 	// points of the checker, which asks for vantagePoints of them: it
 	// probes the checker. With one vantage point it is Owns.
 	Probes(key types.NamespacedName, vantagePoints int) bool
+	// Paused reports whether this replica is fenced for now without
+	// having lost its checkers (its fencing is not yet a change of the
+	// ring, see sharding.AssignerOptions.FenceSettle): Owns and Probes are
+	// false, yet the checkers it owned stay its own, and what it would
+	// write for them waits until the fencing ends or they are lost.
+	Paused() bool
 	// VantagePoints returns the replicas that probe the checker when it
 	// asks for vantagePoints of them, the owner first: as many as asked
 	// for, or every live replica when there are fewer.

@@ -38,6 +38,7 @@ type namespacesOwner struct {
 }
 
 func (o namespacesOwner) ShardID() string                             { return o.shard }
+func (o namespacesOwner) Paused() bool                                { return false }
 func (o namespacesOwner) Owns(key types.NamespacedName) bool          { return o.namespaces[key.Namespace] }
 func (o namespacesOwner) Probes(key types.NamespacedName, _ int) bool { return o.Owns(key) }
 func (o namespacesOwner) Zone() string                                { return "" }

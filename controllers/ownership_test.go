@@ -34,6 +34,7 @@ type switchOwner struct {
 	shard     string
 	namespace string
 	owns      atomic.Bool
+	paused    atomic.Bool
 }
 
 func (o *switchOwner) ShardID() string { return o.shard }
@@ -41,6 +42,7 @@ func (o *switchOwner) Owns(key types.NamespacedName) bool {
 	return o.owns.Load() && (o.namespace == "" || key.Namespace == o.namespace)
 }
 func (o *switchOwner) Probes(key types.NamespacedName, _ int) bool { return o.Owns(key) }
+func (o *switchOwner) Paused() bool                                { return o.paused.Load() }
 func (o *switchOwner) VantagePoints(types.NamespacedName, int) []controllers.VantagePoint {
 	return []controllers.VantagePoint{{Shard: o.shard}}
 }
@@ -203,6 +205,48 @@ func TestNoStaleResultAfterOwnershipComesBack(t *testing.T) {
 		"lastTransitionTime moved backwards: %s before %s", ready(fresh).LastTransitionTime, down)
 	require.Len(t, a.recorder.Events, 1)
 	assert.Contains(t, <-a.recorder.Events, controllers.EventReasonProbeSucceeded)
+}
+
+// TestPausedReplicaWritesOnceItsFencingEnds: a reconcile while the
+// replica is paused (fenced, its checkers not lost) neither writes nor
+// disowns: it waits, and the outcome that came meanwhile is written once
+// the pause is over, with no new probe.
+func TestPausedReplicaWritesOnceItsFencingEnds(t *testing.T) {
+	t.Parallel()
+	_, _, key := startChecker(t, "paused", "/")
+	wc := getChecker(t, key)
+
+	a := newTakeover(t)
+	up := scheduler.Outcome{Key: key, Generation: wc.Generation, Time: time.Now(),
+		Result: probing.Result{Success: true, Reason: probing.ReasonSucceeded, Message: probing.ReadyMessage, StatusCode: 200}}
+	a.reconcile(t, key) // the take-over
+	a.held.probed(up)
+	a.reconcile(t, key)
+	mine := getChecker(t, key)
+	require.Equal(t, "replica-a", mine.Status.Shard)
+	require.Equal(t, metav1.ConditionTrue, ready(mine).Status)
+
+	// Paused; a probe in flight when it began fails.
+	a.owner.owns.Store(false)
+	a.owner.paused.Store(true)
+	down := up
+	down.Time = up.Time.Add(time.Second)
+	down.Result = probing.Result{Reason: probing.ReasonUnexpectedStatus, Message: "unexpected status code 503", StatusCode: 503}
+	a.held.probed(down)
+	res, err := a.r.Reconcile(a.ctx, ctrl.Request{NamespacedName: key})
+	require.NoError(t, err)
+	assert.Positive(t, res.RequeueAfter, "a paused reconcile does not come back")
+	assert.Equal(t, mine.ResourceVersion, getChecker(t, key).ResourceVersion, "written while paused")
+	_, held := a.held.Latest(key)
+	assert.True(t, held, "the outcome was forgotten (disowned) while paused")
+
+	// The fencing ends: the retry writes the failure.
+	a.owner.paused.Store(false)
+	a.owner.owns.Store(true)
+	a.reconcile(t, key)
+	after := getChecker(t, key)
+	assert.Equal(t, metav1.ConditionFalse, ready(after).Status)
+	assert.EqualValues(t, 503, after.Status.HTTPStatusCode)
 }
 
 // TestTakeOverStartsFromTheStoredCondition: a replica that takes a checker

@@ -25,6 +25,7 @@ import (
 type fixedOwnership bool
 
 func (o fixedOwnership) ShardID() string                                        { return "replica" }
+func (o fixedOwnership) Paused() bool                                           { return false }
 func (o fixedOwnership) Owns(types.NamespacedName) bool                         { return bool(o) }
 func (o fixedOwnership) Probes(types.NamespacedName, int) bool                  { return bool(o) }
 func (o fixedOwnership) VantagePoints(types.NamespacedName, int) []VantagePoint { return nil }

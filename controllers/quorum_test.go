@@ -59,6 +59,7 @@ type quorumReplica struct {
 }
 
 func (q *quorumReplica) ShardID() string { return q.shard }
+func (q *quorumReplica) Paused() bool    { return false }
 func (q *quorumReplica) Owns(key types.NamespacedName) bool {
 	set := q.ring.vantagePoints(key, 1)
 	return len(set) > 0 && set[0].Shard == q.shard

@@ -64,7 +64,7 @@ func (r *WebCheckerReconciler) patchStatus(ctx context.Context, wc *webcheckerv1
 	// this replica fenced itself): never write a status we do not own.
 	key := client.ObjectKeyFromObject(wc)
 	if !r.Ownership.Owns(key) {
-		return false, nil
+		return false, pausedWrite(r.Ownership)
 	}
 	// The MessagePeriod counts from the instant writeWait judged, not
 	// from when the patch returned: a slow patch does not push the next
@@ -90,6 +90,17 @@ func (r *WebCheckerReconciler) patchStatus(ctx context.Context, wc *webcheckerv1
 	r.recordReady(wc, desired)
 	logf.FromContext(ctx).V(1).Info("Status updated", "ready", readyStatus(desired.Conditions), "httpStatusCode", desired.HTTPStatusCode)
 	return true, nil
+}
+
+// pausedWrite is the error of a write refused because this replica does
+// not own the checker: a deferredWrite while the replica is paused (see
+// Ownership.Paused), whose checkers stay its own; else nil, the write being
+// another replica's.
+func pausedWrite(o Ownership) error {
+	if o.Paused() {
+		return &deferredWrite{after: pausedRetryDelay}
+	}
+	return nil
 }
 
 // writeWait is how long a status write of the checker at generation must

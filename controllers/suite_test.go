@@ -272,6 +272,7 @@ func setupReplica(mgr ctrl.Manager, c replicaConfig) (*scheduler.Scheduler, erro
 type suiteOwner string
 
 func (o suiteOwner) ShardID() string { return string(o) }
+func (o suiteOwner) Paused() bool    { return false }
 func (suiteOwner) Owns(key types.NamespacedName) bool {
 	return !strings.HasPrefix(key.Namespace, elsewherePrefix)
 }

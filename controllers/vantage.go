@@ -105,6 +105,9 @@ func (r *WebCheckerReconciler) writeEntry(ctx context.Context, v statusView) (*w
 	// The ring may have moved since Reconcile looked, or this replica
 	// fenced itself: never write for a checker it does not probe.
 	if !r.Ownership.Probes(key, v.p.vantagePoints) {
+		if err := pausedWrite(r.Ownership); err != nil {
+			return nil, err
+		}
 		return wc, nil
 	}
 	now := r.now() // the write counts from when it was decided

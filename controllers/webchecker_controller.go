@@ -168,6 +168,11 @@ func (r *WebCheckerReconciler) now() time.Time {
 // Namespaces: --namespace-selector and the egress allowance annotation.
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
 
+// pausedRetryDelay is how long a reconcile waits while its replica is
+// paused (see Ownership.Paused), which lasts at most the safety margin of
+// its Lease (2 s by default).
+const pausedRetryDelay = 250 * time.Millisecond
+
 // Reconcile brings one WebChecker's schedule and status up to date. It
 // first decides what this replica does with the checker (plan), then
 // applies the decision to the scheduler once, then computes the status
@@ -178,9 +183,14 @@ func (r *WebCheckerReconciler) now() time.Time {
 // of them (see namespaceSlots); a status write over the namespace's share
 // or within the checker's MessagePeriod is requeued for later; a write
 // that only renames status.shard goes behind every other (see
-// renameOnly).
+// renameOnly). While the replica is paused, every reconcile waits.
 func (r *WebCheckerReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	key := req.NamespacedName
+	if r.Ownership.Paused() {
+		// Fenced for a moment: the checker is neither lost (its outcome
+		// and target stay) nor written; look again once that is decided.
+		return ctrl.Result{RequeueAfter: pausedRetryDelay}, nil
+	}
 	release, ok := r.fairness().enter(key)
 	if !ok {
 		// The namespace holds its share of the workers: the others'

@@ -237,6 +237,12 @@ func (h *handOver) probingStopped(ctx context.Context) (time.Time, bool) {
 	return h.scheduler.StoppedProbing(ctx)
 }
 
+// resume makes up the turns skipped since since by a fencing that ended
+// before it was published (see sharding.AssignerOptions.Resume).
+func (h *handOver) resume(_ context.Context, since time.Time) {
+	h.scheduler.Resume(since)
+}
+
 func (h *handOver) notify(ctx context.Context, c sharding.Change) {
 	// A regrouped checker stays probed here: only its status changes.
 	if !c.Regrouped {
@@ -328,8 +334,13 @@ func setupMembership(mgr ctrl.Manager, opts replicaOptions, loaded *controllers.
 		Keys:         keys,
 		Deleter:      mgr.GetClient(),
 		Notify:       handOver.notify,
-		Clock:        opts.clock,
-		Logger:       opts.logger.WithName("assigner"),
+		// A fencing shorter than the safety margin, which no other
+		// replica can have noticed, pauses the replica instead of
+		// moving its checkers away and back.
+		FenceSettle: opts.safetyMargin,
+		Resume:      handOver.resume,
+		Clock:       opts.clock,
+		Logger:      opts.logger.WithName("assigner"),
 	})
 	if err != nil {
 		return nil, nil, err
