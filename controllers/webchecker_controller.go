@@ -161,17 +161,17 @@ func (r *WebCheckerReconciler) now() time.Time {
 	return r.Clock.Now()
 }
 
+// pausedRetryDelay is how long a reconcile waits while its replica is
+// paused (see Ownership.Paused), which lasts at most the safety margin of
+// its Lease (2 s by default).
+const pausedRetryDelay = 250 * time.Millisecond
+
 // +kubebuilder:rbac:groups=test.network.io,resources=webcheckers,verbs=get;list;watch
 // +kubebuilder:rbac:groups=test.network.io,resources=webcheckers/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
 // Namespaces: --namespace-selector and the egress allowance annotation.
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
-
-// pausedRetryDelay is how long a reconcile waits while its replica is
-// paused (see Ownership.Paused), which lasts at most the safety margin of
-// its Lease (2 s by default).
-const pausedRetryDelay = 250 * time.Millisecond
 
 // Reconcile brings one WebChecker's schedule and status up to date. It
 // first decides what this replica does with the checker (plan), then
