@@ -183,7 +183,8 @@ func (a *Assigner) Fencings() uint64 { return a.opts.Fencer.Fencings() }
 
 // RingChanged returns when this replica's view of the ring (its members,
 // their zones, or its own fencing) last changed, on the Clock; zero before
-// the first evaluation.
+// the first evaluation. A fencing counts once published, from its start
+// (see AssignerOptions.FenceSettle).
 func (a *Assigner) RingChanged() time.Time { return a.current.Load().at }
 
 // Members returns the live members of the current ring.

@@ -209,12 +209,9 @@ func (a *Assigner) pause(began uint64, fenced bool, since time.Time) time.Time {
 			from = t
 		}
 	}
-	switch {
-	case began == 1 && fenced:
-		earlier(since)
-	case began > 0:
+	if began > 1 || (began == 1 && !fenced) {
 		earlier(a.evaluatedAt)
-	case fenced:
+	} else if fenced {
 		earlier(since)
 	}
 	return from

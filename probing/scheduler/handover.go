@@ -129,13 +129,7 @@ func (s *Scheduler) Gained(key types.NamespacedName, unprobedSince time.Time, to
 		s.mu.Unlock()
 		return
 	}
-	// A new revision of the same check: the item of its next turn goes
-	// stale, and due is its only turn.
-	s.lastRev++
-	e.rev = s.lastRev
-	if s.queue.push(due, key, e.rev) {
-		s.wake.signal()
-	}
+	s.rescheduleLocked(key, e, due)
 	s.mu.Unlock()
 
 	s.log.V(1).Info("Gained check rescheduled", "checker", key, "why", why, "unprobedSince", unprobedSince, "due", due)
@@ -179,18 +173,22 @@ func (s *Scheduler) Resume(since time.Time) {
 		if e == nil || e.rev != t.rev || e.skipped.Before(since) || s.flights[t.key] != nil {
 			continue // changed, probed or being probed meanwhile
 		}
-		// A new revision of the same check: the item of its next turn
-		// goes stale, and the make-up is its only turn.
-		s.lastRev++
-		e.rev = s.lastRev
 		e.skipped, e.onGrid = time.Time{}, false
-		if s.queue.push(now.Add(s.jitterLocked(e.interval())), t.key, e.rev) {
-			s.wake.signal()
-		}
+		s.rescheduleLocked(t.key, e, now.Add(s.jitterLocked(e.interval())))
 		made++
 	}
 	s.mu.Unlock()
 	s.log.Info("Resumed: skipped turns made up", "since", since, "checks", made)
+}
+
+// rescheduleLocked gives e, the check of key, a new revision whose only
+// turn is due: the item of its next turn goes stale. s.mu must be held.
+func (s *Scheduler) rescheduleLocked(key types.NamespacedName, e *entry, due time.Time) {
+	s.lastRev++
+	e.rev = s.lastRev
+	if s.queue.push(due, key, e.rev) {
+		s.wake.signal()
+	}
 }
 
 // LeaveAt tells the scheduler that this replica leaves its ring at t, as
