@@ -67,6 +67,24 @@ func (p *process) Kill() error {
 	return nil
 }
 
+// Freeze stops the process with SIGSTOP, as a paused VM or a process that
+// gets no CPU: it runs nothing until Thaw, while the clock goes on.
+// SIGKILL still ends it; SIGTERM waits for Thaw.
+func (p *process) Freeze() error {
+	if err := p.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		return fmt.Errorf("freezing %s: %w", p.name, err)
+	}
+	return nil
+}
+
+// Thaw lets a process stopped by Freeze run again (SIGCONT).
+func (p *process) Thaw() error {
+	if err := p.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		return fmt.Errorf("thawing %s: %w", p.name, err)
+	}
+	return nil
+}
+
 // Exited reports whether the process has exited.
 func (p *process) Exited() bool {
 	select {

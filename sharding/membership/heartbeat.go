@@ -118,6 +118,7 @@ func (o *HeartbeatOptions) defaults() error {
 // Runnable that runs on every replica.
 type Heartbeat struct {
 	opts  HeartbeatOptions
+	log   logr.Logger // opts.Logger, with the Lease
 	lease *leaseWriter
 	// fencingChanges has capacity 1: a pending signal stands for every
 	// change since it was sent.
@@ -128,7 +129,7 @@ type Heartbeat struct {
 
 	mu          sync.Mutex
 	fenced      bool
-	fencedSince time.Time   // when fenced last became true
+	fencedSince time.Time   // when fenced last became true (the deadline, when it passed)
 	fencings    uint64      // times fenced became true after a renewal
 	lastRenew   time.Time   // start of the last successful renewal
 	fenceTimer  clock.Timer // fences the replica at fenceAt(), unless renewed before
@@ -147,6 +148,7 @@ func NewHeartbeat(opts HeartbeatOptions) (*Heartbeat, error) {
 	}
 	return &Heartbeat{
 		opts:           opts,
+		log:            opts.Logger.WithValues("lease", opts.Namespace+"/"+opts.ID),
 		fenced:         true,
 		fencingChanges: make(chan struct{}, 1),
 		leaves:         make(chan leaveRequest),
@@ -163,28 +165,33 @@ func NewHeartbeat(opts HeartbeatOptions) (*Heartbeat, error) {
 // NeedLeaderElection returns false: every replica keeps its own Lease.
 func (h *Heartbeat) NeedLeaderElection() bool { return false }
 
-// Fenced reports whether the replica must not probe or write status now.
-func (h *Heartbeat) Fenced() bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.fenced
-}
+// Fenced reports whether the replica must not probe or write status now:
+// it has not joined the ring yet, it stopped, or lease duration − safety
+// margin has passed since the start of its last successful renewal. That
+// deadline is read here too, not only by the timer each renewal sets, whose
+// callback runs only once the runtime gets to it: a process thawed after a
+// freeze (SIGSTOP, a paused VM) or starved of CPU past its deadline is
+// fenced from its first read, before it starts a probe or a write with the
+// ring it knew before.
+func (h *Heartbeat) Fenced() bool { return h.fenceIfDue() }
 
 // FencedSince returns when the replica's current fencing began, on the
-// Clock; zero when it is not fenced, and while it has not yet joined the
-// ring (it starts fenced).
+// Clock: for a fencing at the deadline, the deadline, however late it was
+// noticed (see Fenced). It is zero when the replica is not fenced, and
+// while it has not yet joined the ring (it starts fenced).
 func (h *Heartbeat) FencedSince() time.Time {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if !h.fenced {
+	if !h.fenceIfDue() {
 		return time.Time{}
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	return h.fencedSince
 }
 
 // Fencings counts the times the replica fenced itself after it had
 // joined the ring: it starts fenced, and that does not count.
 func (h *Heartbeat) Fencings() uint64 {
+	h.fenceIfDue()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.fencings
@@ -204,7 +211,7 @@ func (h *Heartbeat) FencingChanges() <-chan struct{} { return h.fencingChanges }
 // Fencing does not wait for this loop: a timer fences the replica at
 // lastRenew + LeaseDuration - SafetyMargin even while a renewal is stuck.
 func (h *Heartbeat) Start(ctx context.Context) error {
-	log := h.opts.Logger.WithValues("lease", h.opts.Namespace+"/"+h.opts.ID)
+	log := h.log
 	if h.opts.BeforeJoin != nil {
 		start := h.opts.Clock.Now()
 		if err := h.opts.BeforeJoin(ctx); err != nil {
@@ -226,7 +233,7 @@ func (h *Heartbeat) Start(ctx context.Context) error {
 				h.fenceTimer.Stop()
 			}
 			h.mu.Unlock()
-			h.setFenced(log, true)
+			h.setFenced(true)
 			h.release(log, stopped)
 			return nil
 		}
@@ -281,9 +288,9 @@ func (h *Heartbeat) renew(ctx context.Context, log logr.Logger) error {
 	// The callback runs in a goroutine of its own: some clocks (the fake
 	// one of k8s.io/utils) call it with their lock held, and fenceIfDue
 	// reads the clock.
-	h.fenceTimer = h.opts.Clock.AfterFunc(h.fenceAt().Sub(h.opts.Clock.Now()), func() { go h.fenceIfDue(log) })
+	h.fenceTimer = h.opts.Clock.AfterFunc(h.fenceAt().Sub(h.opts.Clock.Now()), func() { go h.fenceIfDue() })
 	h.mu.Unlock()
-	h.setFenced(log, false)
+	h.setFenced(false)
 	return nil
 }
 
@@ -324,17 +331,23 @@ func (h *Heartbeat) Leave(ctx context.Context, at time.Time) error {
 	}
 }
 
-// fenceIfDue fences the replica if its deadline has passed (a timer that
-// fires just as a renewal moves the deadline does nothing).
-func (h *Heartbeat) fenceIfDue(log logr.Logger) {
+// fenceIfDue fences the replica if its deadline has passed, from the
+// deadline (a timer that fires just as a renewal moves the deadline does
+// nothing), and reports whether it is fenced.
+func (h *Heartbeat) fenceIfDue() bool {
 	h.mu.Lock()
-	due := !h.opts.Clock.Now().Before(h.fenceAt())
-	last := h.lastRenew
+	due := !h.fenced && !h.opts.Clock.Now().Before(h.fenceAt())
+	if due {
+		h.fenced, h.fencedSince = true, h.fenceAt()
+		h.fencings++
+	}
+	fenced, last := h.fenced, h.lastRenew
 	h.mu.Unlock()
 	if due {
-		log.Info("Lease not renewed in time, fencing: no probes and no status writes until it is", "lastRenew", last)
-		h.setFenced(log, true)
+		h.log.Info("Lease not renewed in time, fencing: no probes and no status writes until it is", "lastRenew", last)
+		h.fencingChanged(true)
 	}
+	return fenced
 }
 
 func (h *Heartbeat) tryRenew(ctx context.Context, now time.Time) error {
@@ -375,7 +388,8 @@ func (h *Heartbeat) tryRenew(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-func (h *Heartbeat) setFenced(log logr.Logger, fenced bool) {
+// setFenced fences the replica, or lifts its fencing, now.
+func (h *Heartbeat) setFenced(fenced bool) {
 	h.mu.Lock()
 	changed := h.fenced != fenced
 	h.fenced = fenced
@@ -385,9 +399,14 @@ func (h *Heartbeat) setFenced(log logr.Logger, fenced bool) {
 	}
 	h.mu.Unlock()
 	if changed {
-		log.Info("Fencing changed", "fenced", fenced)
-		wake(h.fencingChanges)
+		h.fencingChanged(fenced)
 	}
+}
+
+// fencingChanged logs a change of the fencing and signals it.
+func (h *Heartbeat) fencingChanged(fenced bool) {
+	h.log.Info("Fencing changed", "fenced", fenced)
+	wake(h.fencingChanges)
 }
 
 // wake sends on a signal channel of capacity 1 without blocking: a signal

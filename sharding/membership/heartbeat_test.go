@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	coordinationv1client "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
 
@@ -286,6 +287,49 @@ func TestHeartbeatFencesWhenRenewalsFail(t *testing.T) {
 	l, err := getLease(t, "partitioned")
 	require.NoError(t, err)
 	assert.True(t, l.Spec.RenewTime.Time.After(t0), "renewTime %s", l.Spec.RenewTime)
+}
+
+// stalledTimers is a fake clock whose AfterFunc callbacks never run, while
+// its time and its tickers move on: the clock of a process whose timer
+// goroutine has not run yet when its other goroutines do, as happens after
+// it was frozen (SIGSTOP, a paused VM) or starved of CPU past a deadline.
+type stalledTimers struct{ *clocktesting.FakeClock }
+
+func (c stalledTimers) AfterFunc(d time.Duration, _ func()) clock.Timer { return c.NewTimer(d) }
+
+// TestHeartbeatFencesAtTheDeadlineWithoutItsTimer: a replica whose fencing
+// timer has not fired reads itself fenced from the deadline on, from the
+// deadline, and signals it, so that nothing probes or writes with a Lease
+// the others may already see expired.
+func TestHeartbeatFencesAtTheDeadlineWithoutItsTimer(t *testing.T) {
+	proxy, viaProxy := framework.ProxyToAPIServer(t, cp.Config)
+
+	clk := clocktesting.NewFakeClock(t0)
+	hb, _ := startHeartbeat(t, leasesClient(t, viaProxy), "thawed", clk, func(o *membership.HeartbeatOptions) {
+		o.Clock = stalledTimers{clk}
+	})
+	renewedAt(t, "thawed", t0)
+	awaitFencingChange(t, hb, false, 5*time.Second)
+
+	proxy.Cut()
+	fenceAt := t0.Add(membership.DefaultLeaseDuration - membership.DefaultSafetyMargin)
+	clk.SetTime(fenceAt.Add(-time.Millisecond))
+	assert.False(t, hb.Fenced(), "fenced before the deadline")
+	noFencingChange(t, hb)
+
+	// Thawed well past the deadline, before any renewal could run.
+	clk.SetTime(fenceAt.Add(20 * time.Second))
+	assert.True(t, hb.Fenced(), "not fenced %s after the deadline", 20*time.Second)
+	assert.Equal(t, fenceAt, hb.FencedSince(), "fenced since")
+	assert.EqualValues(t, 1, hb.Fencings())
+	awaitFencingChange(t, hb, true, time.Second)
+	assert.True(t, hb.Fenced())
+	assert.EqualValues(t, 1, hb.Fencings(), "one fencing, counted once")
+
+	// A renewal lifts it as usual.
+	proxy.Restore()
+	clk.Step(membership.DefaultRenewInterval)
+	awaitFencingChange(t, hb, false, 15*time.Second)
 }
 
 // slowTransport delays every request by delay, as an API server under load
