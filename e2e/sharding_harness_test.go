@@ -47,11 +47,14 @@ type shardingEnv struct {
 	pathOf map[string]string // checker name -> probe path
 
 	managers map[string]*framework.Manager
-	started  []string             // shard ids in start order
-	live     []string             // sorted ids of the replicas that must be live now
-	dead     map[string]time.Time // replica -> when it was killed or terminated
-	changes  []membershipChange
-	rings    map[string]*ring.Ring
+	// kubeconfigs are the kubeconfig files of the replicas that do not
+	// use the control plane's own.
+	kubeconfigs map[string]string
+	started     []string             // shard ids in start order
+	live        []string             // sorted ids of the replicas that must be live now
+	dead        map[string]time.Time // replica -> when it was killed or terminated
+	changes     []membershipChange
+	rings       map[string]*ring.Ring
 }
 
 // membershipChange is one change of the ring's members the test caused. It
@@ -79,13 +82,14 @@ func newShardingEnv(t *testing.T) *shardingEnv {
 
 	e := &shardingEnv{
 		t: t, ctx: ctx, c: c,
-		ns:       shardingNamespace,
-		leaseNS:  shardingLeaseNamespace,
-		ringName: fmt.Sprintf("e2e-sharding-%d", time.Now().UnixNano()),
-		pathOf:   map[string]string{},
-		managers: map[string]*framework.Manager{},
-		dead:     map[string]time.Time{},
-		rings:    map[string]*ring.Ring{},
+		ns:          shardingNamespace,
+		leaseNS:     shardingLeaseNamespace,
+		ringName:    fmt.Sprintf("e2e-sharding-%d", time.Now().UnixNano()),
+		pathOf:      map[string]string{},
+		managers:    map[string]*framework.Manager{},
+		kubeconfigs: map[string]string{},
+		dead:        map[string]time.Time{},
+		rings:       map[string]*ring.Ring{},
 	}
 	for _, ns := range []string{e.ns, e.leaseNS} {
 		err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
@@ -137,7 +141,7 @@ func (e *shardingEnv) startReplica(id string) *framework.Manager {
 	e.t.Helper()
 	m, err := framework.StartManager(e.ctx, framework.ManagerOptions{
 		Binary:     managerPath,
-		Kubeconfig: cp.KubeconfigPath,
+		Kubeconfig: cmp.Or(e.kubeconfigs[id], cp.KubeconfigPath),
 		ShardID:    id,
 		DNSServer:  dns.Addr(),
 		Args: []string{
@@ -259,7 +263,6 @@ func (e *shardingEnv) liveLeaseHolders() []string {
 	return ids
 }
 
-// waitLeaseGone polls the Lease of id until it is NotFound.
 // waitLeaving waits up to within for the Lease of replica id, asked to
 // stop at signalled, to announce when it leaves the ring
 // (membership.AnnotationLeavingAt), checks that the instant is the
@@ -283,6 +286,7 @@ func (e *shardingEnv) waitLeaving(id string, signalled time.Time, within time.Du
 	return at
 }
 
+// waitLeaseGone polls the Lease of id until it is NotFound.
 func (e *shardingEnv) waitLeaseGone(id string, within time.Duration) (time.Time, bool) {
 	var at time.Time
 	ok := poll(within, 20*time.Millisecond, func() bool {

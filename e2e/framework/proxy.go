@@ -6,10 +6,12 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"path/filepath"
 	"sync"
 	"testing"
 
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
 )
 
 // Proxy is a TCP proxy on 127.0.0.1 in front of another address, for
@@ -55,6 +57,39 @@ func ProxyToAPIServer(t testing.TB, cfg *rest.Config) (*Proxy, *rest.Config) {
 	viaProxy := rest.CopyConfig(cfg)
 	viaProxy.Host = "https://" + p.Addr()
 	return p, viaProxy
+}
+
+// ProxiedKubeconfig starts a Proxy in front of the API server of the
+// kubeconfig file at path (its current context's cluster), closed when the
+// test ends, and returns it with the path of a copy of that file that goes
+// through it: Cut then partitions a process that uses the copy from the API
+// server.
+func ProxiedKubeconfig(t testing.TB, path string) (*Proxy, string) {
+	t.Helper()
+	config, err := clientcmd.LoadFromFile(path)
+	if err != nil {
+		t.Fatalf("loading kubeconfig %s: %v", path, err)
+	}
+	kubeContext, ok := config.Contexts[config.CurrentContext]
+	if !ok || config.Clusters[kubeContext.Cluster] == nil {
+		t.Fatalf("kubeconfig %s: no cluster for its current context %q", path, config.CurrentContext)
+	}
+	cluster := config.Clusters[kubeContext.Cluster]
+	apiURL, err := url.Parse(cluster.Server)
+	if err != nil {
+		t.Fatalf("parsing the API server's URL %q: %v", cluster.Server, err)
+	}
+	p, err := NewProxy(apiURL.Host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = p.Close() })
+	cluster.Server = "https://" + p.Addr()
+	proxied := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := clientcmd.WriteToFile(*config, proxied); err != nil {
+		t.Fatalf("writing the proxied kubeconfig: %v", err)
+	}
+	return p, proxied
 }
 
 // Addr is the proxy's address.
