@@ -59,37 +59,47 @@ func ProxyToAPIServer(t testing.TB, cfg *rest.Config) (*Proxy, *rest.Config) {
 	return p, viaProxy
 }
 
-// ProxiedKubeconfig starts a Proxy in front of the API server of the
-// kubeconfig file at path (its current context's cluster), closed when the
-// test ends, and returns it with the path of a copy of that file that goes
-// through it: Cut then partitions a process that uses the copy from the API
-// server.
-func ProxiedKubeconfig(t testing.TB, path string) (*Proxy, string) {
-	t.Helper()
+// ProxyKubeconfig starts a Proxy in front of the API server of the
+// kubeconfig file at path (its current context's cluster) and writes to
+// out a copy of that file that goes through it: Cut then partitions a
+// process that uses the copy from the API server. The caller closes the
+// Proxy.
+func ProxyKubeconfig(path, out string) (*Proxy, error) {
 	config, err := clientcmd.LoadFromFile(path)
 	if err != nil {
-		t.Fatalf("loading kubeconfig %s: %v", path, err)
+		return nil, fmt.Errorf("loading kubeconfig %s: %w", path, err)
 	}
 	kubeContext, ok := config.Contexts[config.CurrentContext]
 	if !ok || config.Clusters[kubeContext.Cluster] == nil {
-		t.Fatalf("kubeconfig %s: no cluster for its current context %q", path, config.CurrentContext)
+		return nil, fmt.Errorf("kubeconfig %s: no cluster for its current context %q", path, config.CurrentContext)
 	}
 	cluster := config.Clusters[kubeContext.Cluster]
 	apiURL, err := url.Parse(cluster.Server)
 	if err != nil {
-		t.Fatalf("parsing the API server's URL %q: %v", cluster.Server, err)
+		return nil, fmt.Errorf("parsing the API server's URL %q: %w", cluster.Server, err)
 	}
 	p, err := NewProxy(apiURL.Host)
+	if err != nil {
+		return nil, err
+	}
+	cluster.Server = "https://" + p.Addr()
+	if err := clientcmd.WriteToFile(*config, out); err != nil {
+		return nil, errors.Join(fmt.Errorf("writing the proxied kubeconfig: %w", err), p.Close())
+	}
+	return p, nil
+}
+
+// ProxiedKubeconfig is ProxyKubeconfig for a test: the copy is in a
+// temporary directory of t, and the Proxy closed when t ends.
+func ProxiedKubeconfig(t testing.TB, path string) (*Proxy, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "kubeconfig")
+	p, err := ProxyKubeconfig(path, out)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = p.Close() })
-	cluster.Server = "https://" + p.Addr()
-	proxied := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := clientcmd.WriteToFile(*config, proxied); err != nil {
-		t.Fatalf("writing the proxied kubeconfig: %v", err)
-	}
-	return p, proxied
+	return p, out
 }
 
 // Addr is the proxy's address.

@@ -30,9 +30,12 @@
 // answers (held until the client goes away, at most 70 s; timeout 10 s,
 // or 90 % of the interval); 5 % get 500; the others have a 4 s timeout.
 // At the largest size it then runs the failure sequence instead of the
-// hand-over: SIGKILL of one replica, SIGTERM of a second once the first's
-// promise has passed, a window while the rest carry every checker, and
-// both back, each window measured as the steady one.
+// hand-over: a partition of one replica from the API server (through a
+// proxy of its own) and a freeze of another (SIGSTOP), each past its Lease
+// and back, with a window once the ring has settled; then SIGKILL of one
+// replica, SIGTERM of a second once the first's promise has passed, a
+// window while the rest carry every checker, and both back, each window
+// measured as the steady one.
 //
 // It prints a table and writes <out>/<name>.json (controlplane.json,
 // controlplane-realistic.json, with -<replicas>x<interval> for other

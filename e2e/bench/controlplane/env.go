@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -63,6 +64,12 @@ type env struct {
 
 	ids      []string // replica ids, "replica-a", ...
 	managers map[string]*framework.Manager
+	// partition stands between the API server and the replica the failure
+	// sequence partitions (partitioned), whose kubeconfig goes through it
+	// (kubeconfigs); nil without the failure sequence.
+	partition   *framework.Proxy
+	kubeconfigs map[string]string
+	tmpDir      string // holds the proxied kubeconfig
 	// healthy tells, per checker index, whether its target answers 200.
 	healthy []bool
 	mu      sync.Mutex
@@ -123,10 +130,35 @@ func startEnv(ctx context.Context, o *options, size int) (e *env, err error) {
 	for i := range o.replicas {
 		e.ids = append(e.ids, "replica-"+string(rune('a'+i)))
 	}
+	if o.profile == profileRealistic {
+		if err = e.proxyPartitioned(); err != nil {
+			return nil, err
+		}
+	}
 	if err = e.startReplicas(ctx, e.ids...); err != nil {
 		return nil, err
 	}
 	return e, nil
+}
+
+// partitioned is the replica the failure sequence cuts off from the API
+// server.
+func (e *env) partitioned() string { return e.ids[2] }
+
+// proxyPartitioned has the partitioned replica reach the API server
+// through a proxy of its own (e.partition).
+func (e *env) proxyPartitioned() error {
+	dir, err := os.MkdirTemp("", "bench-partition-")
+	if err != nil {
+		return fmt.Errorf("creating a directory for the proxied kubeconfig: %w", err)
+	}
+	e.tmpDir = dir
+	kubeconfig := filepath.Join(dir, "kubeconfig")
+	if e.partition, err = framework.ProxyKubeconfig(e.who.replicaKubeconfig, kubeconfig); err != nil {
+		return err
+	}
+	e.kubeconfigs = map[string]string{e.partitioned(): kubeconfig}
+	return nil
 }
 
 // findControlPlane finds the control plane's processes: envtest starts
@@ -217,7 +249,7 @@ func (e *env) startReplicas(ctx context.Context, ids ...string) error {
 			}
 			m, err := framework.StartManager(ctx, framework.ManagerOptions{
 				Binary:     e.opts.manager,
-				Kubeconfig: e.who.replicaKubeconfig,
+				Kubeconfig: cmp.Or(e.kubeconfigs[id], e.who.replicaKubeconfig),
 				ShardID:    id,
 				DNSServer:  e.dns.Addr(),
 				Args:       e.managerArgs(id),
@@ -301,6 +333,12 @@ func (e *env) close(failed bool) error {
 	}
 	for _, f := range e.logs {
 		errs = append(errs, f.Close())
+	}
+	if e.partition != nil {
+		errs = append(errs, e.partition.Close())
+	}
+	if e.tmpDir != "" {
+		errs = append(errs, os.RemoveAll(e.tmpDir))
 	}
 	if e.rec != nil {
 		e.rec.Stop()

@@ -48,9 +48,9 @@ func (e *env) handOver(ctx context.Context) ([]report.Row, error) {
 	return append(rows, more...), nil
 }
 
-// stopAndObserve stops replica id with stop, waits until promise (and a
-// second) has passed since its process was gone and returns the rows for
-// the probe gaps of the checkers it had.
+// stopAndObserve stops replica id with stop (or cuts it off: its process
+// may go on), waits until promise (and a second) has passed since stop
+// returned and returns the rows for the probe gaps of the checkers it had.
 func (e *env) stopAndObserve(ctx context.Context, id, how string, promise time.Duration, stop func(*framework.Manager) error) ([]report.Row, error) {
 	at := time.Now()
 	e.marks = append(e.marks, mark{"after " + how, at})
@@ -70,15 +70,17 @@ func (e *env) stopAndObserve(ctx context.Context, id, how string, promise time.D
 	if err := e.writeLog("gaps-"+how, e.longGaps(owned, at, end, promise)); err != nil {
 		return nil, err
 	}
-	return []report.Row{
-		{Name: how + ": checkers of the stopped replica", Value: float64(len(owned)), Unit: "checkers"},
-		{Name: how + ": until the process was gone", Value: exited.Seconds(), Unit: "s"},
+	rows := []report.Row{{Name: how + ": checkers of the replica", Value: float64(len(owned)), Unit: "checkers"}}
+	if e.managers[id].Exited() {
+		rows = append(rows, report.Row{Name: how + ": until the process was gone", Value: exited.Seconds(), Unit: "s"})
+	}
+	return append(rows, []report.Row{
 		{Name: how + ": probe gap, median checker", Value: g.median.Seconds(), Unit: "s"},
 		{Name: how + ": probe gap, 99th percentile", Value: g.p99.Seconds(), Unit: "s"},
 		{Name: how + ": longest probe gap", Value: g.longest.Seconds(), Unit: "s",
 			Goal: fmt.Sprintf("<= %s", promise), Met: report.Met(len(owned) > 0 && g.longest <= promise)},
 		{Name: how + ": checkers with a longer gap", Value: float64(g.over), Unit: "checkers", Goal: "0", Met: report.Met(g.over == 0)},
-	}, nil
+	}...), nil
 }
 
 // ownedBy returns the checkers whose last probe before at, within an

@@ -98,7 +98,7 @@ func (e *env) stopReplicas(ctx context.Context, rep *report.Report, title func(s
 		rep.Add(title("hand-over"), rows...)
 		return nil
 	}
-	step("failure sequence: SIGKILL, SIGTERM, the rest carry all, both back")
+	step("failure sequence: partition, SIGSTOP, SIGKILL, SIGTERM, the rest carry all, both back")
 	sections, err := e.failures(ctx)
 	for _, s := range failureSections {
 		if rows, ok := sections[s]; ok {

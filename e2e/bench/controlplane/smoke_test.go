@@ -170,7 +170,7 @@ func checkFlip(t *testing.T, flip map[string]report.Row) {
 func checkStops(t *testing.T, rows map[string]report.Row, hows ...string) {
 	t.Helper()
 	for _, how := range hows {
-		assert.Positive(t, rows[how+": checkers of the stopped replica"].Value, how)
+		assert.Positive(t, rows[how+": checkers of the replica"].Value, how)
 		gap := rows[how+": longest probe gap"].Value
 		assert.Positive(t, gap, how)
 		assert.Less(t, gap, 30.0, how)
@@ -181,14 +181,24 @@ func checkStops(t *testing.T, rows map[string]report.Row, hows ...string) {
 // checkFailures checks every section of the failure sequence.
 func checkFailures(t *testing.T, rows func(string) map[string]report.Row) {
 	t.Helper()
-	checkStops(t, rows(failureSections[0]), "SIGKILL")
-	checkStops(t, rows(failureSections[1]), "SIGTERM")
+	every := []string{"replica-a", "replica-b", "replica-c"}
+	for i, how := range []string{"partition", "SIGSTOP"} {
+		w := rows(failureSections[i])
+		checkStops(t, w, how)
+		assert.NotContains(t, w, how+": until the process was gone", "the process goes on")
+		assert.Positive(t, w[how+": back until its renewed Lease was seen"].Value, how)
+		assert.Contains(t, w, how+": its probes received once back, before its renewal began", how)
+	}
+	checkStops(t, rows(failureSections[2]), "SIGKILL")
+	checkStops(t, rows(failureSections[3]), "SIGTERM")
 	for _, s := range []struct {
 		section, prefix string
 		live, gone      []string
 	}{
-		{failureSections[2], "every checker (remaining replicas), since after SIGTERM: ", []string{"replica-c"}, []string{"replica-a", "replica-b"}},
-		{failureSections[3], "every checker (every replica), since after the restart: ", []string{"replica-a", "replica-b", "replica-c"}, nil},
+		{failureSections[0], "every checker (every replica), since after partition: ", every, nil},
+		{failureSections[1], "every checker (every replica), since after SIGSTOP: ", every, nil},
+		{failureSections[4], "every checker (remaining replicas), since after SIGTERM: ", []string{"replica-c"}, []string{"replica-a", "replica-b"}},
+		{failureSections[5], "every checker (every replica), since after the restart: ", every, nil},
 	} {
 		w := rows(s.section)
 		gap := w[s.prefix+"longest probe gap"]
@@ -199,5 +209,5 @@ func checkFailures(t *testing.T, rows func(string) map[string]report.Row) {
 		assert.Contains(t, w, s.prefix+"checkers with a longer gap", s.section)
 		checkWindow(t, w, s.live, s.gone)
 	}
-	assert.Positive(t, rows(failureSections[3])["restart until both replicas were ready"].Value)
+	assert.Positive(t, rows(failureSections[5])["restart until both replicas were ready"].Value)
 }
