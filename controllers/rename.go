@@ -7,7 +7,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	webcheckerv1alpha1 "github.com/networkio/webchecker/api/v1alpha1"
 )
@@ -37,6 +39,26 @@ const renameDelay = time.Millisecond
 // writes in flight keep up with --kube-api-qps 100 while a write takes
 // less than 20 ms.
 const maxRenamesInFlight = 2
+
+// shardChanged passes the updates of a checker whose status.shard changed:
+// another replica wrote the status. Status writes do not trigger
+// reconciles otherwise, and its owner must see it. An owner whose cache
+// lagged when it gained the checker (a replica thawed after a freeze, or
+// back from a partition, reads copies it wrote itself) found its own name
+// there and wrote nothing; the name the others wrote meanwhile arrives
+// later, and without this would stay until the verdict changes.
+func shardChanged() predicate.Predicate {
+	return predicate.Funcs{
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			old, ok1 := e.ObjectOld.(*webcheckerv1alpha1.WebChecker)
+			updated, ok2 := e.ObjectNew.(*webcheckerv1alpha1.WebChecker)
+			return ok1 && ok2 && old.Status.Shard != updated.Status.Shard
+		},
+		CreateFunc:  func(event.CreateEvent) bool { return false },
+		DeleteFunc:  func(event.DeleteEvent) bool { return false },
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
 
 // renameOnly reports whether desired differs from stored in status.shard
 // and otherwise at most in details (see detailOnly): a write that only

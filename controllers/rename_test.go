@@ -162,3 +162,42 @@ func TestReadyChangeOvertakesRenames(t *testing.T) {
 		"status.shard of the moved checkers not renamed within %s: %v", bound, shards())
 	t.Logf("MEASURED every rename written %s after the hand-over (bound %s)", time.Since(switched).Round(time.Millisecond), bound)
 }
+
+// TestOwnerRenamesAStatusAnotherReplicaWrote: a status written by another
+// replica while this one owns the checker (the write of a replica that
+// held it before, arriving late) is written back with the owner's name,
+// although its verdict stays: a replica thawed after a freeze gains its
+// checkers while its cache still shows its own name, and sees the others'
+// later, as a status-only update.
+func TestOwnerRenamesAStatusAnotherReplicaWrote(t *testing.T) {
+	t.Parallel()
+	ns := newElsewhereNamespace(t)
+	ctx := context.Background()
+	target := probetest.NewTarget()
+	t.Cleanup(target.Close)
+	owner := &switchOwner{shard: "replica-owner", namespace: ns}
+	owner.owns.Store(true)
+	startSwitchedReplica(t, owner, 500)
+
+	wc := newChecker(ns, "renamed-back", target.URL(), "/")
+	wc.Spec.Interval = &metav1.Duration{Duration: time.Second}
+	require.NoError(t, k8sClient.Create(ctx, wc))
+	key := client.ObjectKeyFromObject(wc)
+	shard := func() string {
+		got := &webcheckerv1alpha1.WebChecker{}
+		require.NoError(t, k8sClient.Get(ctx, key, got))
+		if framework.ReadyOf(got) != metav1.ConditionTrue {
+			return ""
+		}
+		return got.Status.Shard
+	}
+	require.Eventually(t, func() bool { return shard() == owner.shard }, 15*time.Second, poll, "never Ready from its owner")
+
+	got := &webcheckerv1alpha1.WebChecker{}
+	require.NoError(t, k8sClient.Get(ctx, key, got))
+	stale := got.DeepCopy()
+	stale.Status.Shard = "replica-late"
+	require.NoError(t, k8sClient.Status().Patch(ctx, stale, client.MergeFrom(got)))
+	require.Eventually(t, func() bool { return shard() == owner.shard }, 10*time.Second, poll,
+		"status.shard still names %s", stale.Status.Shard)
+}

@@ -38,10 +38,11 @@ func (r *WebCheckerReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// their targets, built when a turn finds one owned.
 	r.Scheduler.SetBuilder(r.buildCheck)
 	// Status writes bump resourceVersion but not generation: they must not
-	// trigger another reconcile (and another write).
+	// trigger another reconcile (and another write), but for those of
+	// another replica (vantage point entries, status.shard).
 	// Label changes matter to the metrics and to which
 	// WebCheckerMaintenances select the checker.
-	changed := predicate.Or(predicate.Predicate(predicate.GenerationChangedPredicate{}), vantagePointsChanged(), predicate.LabelChangedPredicate{})
+	changed := predicate.Or(predicate.Predicate(predicate.GenerationChangedPredicate{}), vantagePointsChanged(), shardChanged(), predicate.LabelChangedPredicate{})
 	name := cmp.Or(r.Name, ControllerName)
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named(name).

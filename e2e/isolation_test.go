@@ -114,9 +114,11 @@ func testIsolatedReplica(t *testing.T, how isolation) {
 		settled = time.Now()
 	}
 	e.changes = append(e.changes, membershipChange{what: isolated + " back", start: tBack, settled: settled, before: alone, after: slices.Clone(e.live)})
-	back := e.handOver(alone, seen, crashTakeoverWithin, 30*time.Second)
-	t.Logf("MEASURED hand-back to the %s replica: every replica saw it back %s after its renewal was seen; first probe %s, status.shard %s after that",
-		how.name, settled.Sub(seen).Round(time.Millisecond), back.probed.Round(time.Millisecond), back.shown.Round(time.Millisecond))
+	// From the start of the renewal: the replica may write (and the
+	// others see it) before the renewed Lease was seen here.
+	back := e.handOver(alone, renewed, crashTakeoverWithin, 30*time.Second)
+	t.Logf("MEASURED hand-back to the %s replica: every replica saw it back %s after its renewal began; first probe %s, status.shard %s after that",
+		how.name, settled.Sub(renewed).Round(time.Millisecond), back.probed.Round(time.Millisecond), back.shown.Round(time.Millisecond))
 	e.checkSteadyProbing("after it came back")
 	e.checkProbeGaps(time.Now())
 
