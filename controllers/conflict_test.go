@@ -76,6 +76,7 @@ func TestStatusIsNeverOverwrittenBlindly(t *testing.T) {
 func TestNoChangeLostWhileTheCacheLags(t *testing.T) {
 	t.Parallel()
 	_, wc, key := startChecker(t, "lagging-cache", "/")
+	handOverFromSuite(t, key)
 	a := newTakeover(t)
 	reconcile := func() ctrl.Result {
 		t.Helper()

@@ -153,9 +153,10 @@ func (h *takeover) reconcile(t *testing.T, key types.NamespacedName) {
 // lastTransitionTime moves forward.
 func TestNoStaleResultAfterOwnershipComesBack(t *testing.T) {
 	t.Parallel()
-	// The suite's replica writes Ready True once and then has nothing to
-	// change (a steady target, no spec change).
+	// The suite's replica writes Ready True once, then hands the checker
+	// over.
 	_, _, key := startChecker(t, "comes-back", "/")
+	handOverFromSuite(t, key)
 	wc := getChecker(t, key)
 
 	a := newTakeover(t)
@@ -214,6 +215,7 @@ func TestNoStaleResultAfterOwnershipComesBack(t *testing.T) {
 func TestPausedReplicaWritesOnceItsFencingEnds(t *testing.T) {
 	t.Parallel()
 	_, _, key := startChecker(t, "paused", "/")
+	handOverFromSuite(t, key)
 	wc := getChecker(t, key)
 
 	a := newTakeover(t)
@@ -261,6 +263,7 @@ func TestTakeOverStartsFromTheStoredCondition(t *testing.T) {
 	require.NoError(t, k8sClient.Create(context.Background(), wc))
 	key := client.ObjectKeyFromObject(wc)
 	stored := ready(waitReady(t, key, metav1.ConditionTrue, "", 3*time.Second)) // written by the suite's replica
+	handOverFromSuite(t, key)
 
 	a := newTakeover(t)
 	reconcile := func() { t.Helper(); a.reconcile(t, key) }

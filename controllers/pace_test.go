@@ -20,6 +20,7 @@ import (
 func TestPaceReportedByEventsAlone(t *testing.T) {
 	t.Parallel()
 	_, _, key := startChecker(t, "pace", "/")
+	handOverFromSuite(t, key)
 	wc := getChecker(t, key)
 
 	a := newTakeover(t)

@@ -274,7 +274,21 @@ type suiteOwner string
 func (o suiteOwner) ShardID() string { return string(o) }
 func (o suiteOwner) Paused() bool    { return false }
 func (suiteOwner) Owns(key types.NamespacedName) bool {
-	return !strings.HasPrefix(key.Namespace, elsewherePrefix)
+	_, handed := handedOver.Load(key)
+	return !handed && !strings.HasPrefix(key.Namespace, elsewherePrefix)
+}
+
+// handedOver holds the checkers the suite's replica owned and no longer
+// does (see handOverFromSuite).
+var handedOver sync.Map
+
+// handOverFromSuite takes key, a checker the suite's replica owns, from it
+// until the test ends, as a ring change would: a test then writes its
+// status as another replica, which the suite's replica leaves alone.
+func handOverFromSuite(t *testing.T, key types.NamespacedName) {
+	t.Helper()
+	handedOver.Store(key, struct{}{})
+	t.Cleanup(func() { handedOver.Delete(key) })
 }
 func (o suiteOwner) Probes(key types.NamespacedName, _ int) bool { return o.Owns(key) }
 
