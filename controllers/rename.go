@@ -40,19 +40,22 @@ const renameDelay = time.Millisecond
 // less than 20 ms.
 const maxRenamesInFlight = 2
 
-// shardChanged passes the updates of a checker whose status.shard changed:
-// another replica wrote the status. Status writes do not trigger
-// reconciles otherwise, and its owner must see it. An owner whose cache
-// lagged when it gained the checker (a replica thawed after a freeze, or
-// back from a partition, reads copies it wrote itself) found its own name
-// there and wrote nothing; the name the others wrote meanwhile arrives
-// later, and without this would stay until the verdict changes.
+// shardChanged passes the updates of a checker whose status.shard changed
+// from one replica's name to another's: a replica wrote the status over
+// another's. Status writes do not trigger reconciles otherwise, and the
+// owner must see it. An owner whose cache lagged when it gained the
+// checker (a replica thawed after a freeze, or back from a partition,
+// reads copies it wrote itself) found its own name there and wrote
+// nothing; the name the others wrote meanwhile arrives later, and without
+// this would stay until the verdict changes. A checker's first status
+// (no name before) is left out: every replica would reconcile every new
+// checker once more, and an owner that finds no name writes anyway.
 func shardChanged() predicate.Predicate {
 	return predicate.Funcs{
 		UpdateFunc: func(e event.UpdateEvent) bool {
 			old, ok1 := e.ObjectOld.(*webcheckerv1alpha1.WebChecker)
 			updated, ok2 := e.ObjectNew.(*webcheckerv1alpha1.WebChecker)
-			return ok1 && ok2 && old.Status.Shard != updated.Status.Shard
+			return ok1 && ok2 && old.Status.Shard != "" && old.Status.Shard != updated.Status.Shard
 		},
 		CreateFunc:  func(event.CreateEvent) bool { return false },
 		DeleteFunc:  func(event.DeleteEvent) bool { return false },
