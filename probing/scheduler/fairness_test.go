@@ -91,6 +91,7 @@ func TestNamespaceCannotTakeEveryWorker(t *testing.T) {
 	var prober *nsProber
 	h := newHarness(t, func(h *harness, o *scheduler.Options) {
 		prober = newNSProber(h.clock.Now, "team-a")
+		h.held = func() int { active, _, _ := prober.stats("team-a"); return active }
 		o.Prober = probing.ProberFunc(prober.probe)
 		o.Workers = workers // NamespaceShare: the default, 0.5
 		o.Rand = zeroRand

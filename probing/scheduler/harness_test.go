@@ -92,6 +92,7 @@ type fakeProber struct {
 	clock   *clocktesting.FakeClock
 	running sync.WaitGroup // probes currently inside Probe
 	active  atomic.Int64
+	held    atomic.Int64 // probes waiting at a gate
 
 	mu          sync.Mutex
 	calls       []probeCall
@@ -149,6 +150,8 @@ func (p *fakeProber) probe(ctx context.Context, target probing.Target) probing.R
 	res.Duration = time.Duration(n) * time.Millisecond
 
 	if g != nil {
+		p.held.Add(1)
+		defer p.held.Add(-1)
 		if g.ignoreCancel {
 			<-g.release
 		} else {
@@ -240,6 +243,10 @@ type harness struct {
 	clock  *clocktesting.FakeClock
 	prober *fakeProber
 	s      *scheduler.Scheduler
+	// held counts the probes kept running on purpose, which waitIdle does
+	// not wait for: by default those at the fake prober's gates. A test
+	// that brings its own prober and holds probes sets it.
+	held func() int
 
 	cancel   context.CancelFunc
 	done     chan error
@@ -257,6 +264,7 @@ func newHarness(t *testing.T, configure func(h *harness, o *scheduler.Options)) 
 	t.Helper()
 	clk := clocktesting.NewFakeClock(t0)
 	h := &harness{t: t, clock: clk, prober: newFakeProber(clk)}
+	h.held = func() int { return int(h.prober.held.Load()) }
 	opts := scheduler.Options{
 		Prober: probing.ProberFunc(h.prober.probe),
 		Clock:  clk,
@@ -310,13 +318,22 @@ func (h *harness) stop() {
 	})
 }
 
-// waitIdle waits until the dispatcher sleeps on its timer.
+// waitIdle waits until the dispatcher sleeps on its timer and every probe
+// not held at a gate has finished and been recorded. Without the second
+// half, a clock step could reach a check's next turn while the scheduler
+// still counted its previous probe as running, and skip that turn: the
+// tests would then depend on how fast the machine runs the probe's
+// goroutine.
 func (h *harness) waitIdle() {
 	h.t.Helper()
-	require.Eventually(h.t, h.clock.HasWaiters, waitFor, poll, "dispatcher never armed its timer")
+	idle := func() bool { return h.clock.HasWaiters() && h.s.InFlight() <= h.held() }
+	if !assert.Eventually(h.t, idle, waitFor, poll) {
+		require.FailNowf(h.t, "scheduler never idle", "dispatcher sleeping: %t; probes in flight: %d, held on purpose: %d",
+			h.clock.HasWaiters(), h.s.InFlight(), h.held())
+	}
 }
 
-// step waits until the dispatcher sleeps on its timer, then moves the clock.
+// step waits until the scheduler is idle (waitIdle), then moves the clock.
 func (h *harness) step(d time.Duration) {
 	h.t.Helper()
 	h.waitIdle()
