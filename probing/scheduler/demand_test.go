@@ -209,7 +209,11 @@ func TestGridKeptWithSlowProbes(t *testing.T) {
 	}
 
 	var inFlight []int
+	var atWarmUp scheduler.Load
 	for elapsed := time.Duration(0); elapsed < warmUp+watched; elapsed += tick {
+		if elapsed == warmUp {
+			atWarmUp = r.s.Load()
+		}
 		r.step(tick)
 		if elapsed >= warmUp {
 			active, _ := r.prober.inFlight()
@@ -233,11 +237,16 @@ func TestGridKeptWithSlowProbes(t *testing.T) {
 			}
 		}
 	}
+	// The counters while watched. The first probes, spread over a quarter
+	// interval, keep 1,200 in flight for a while, close to the
+	// namespace's share of the budget (1,365 of 24 KiB): a few of them
+	// may wait for it, depending on how soon the probes that ended hand
+	// back their share.
 	load := r.s.Load()
-	assert.Zero(t, load.SkippedTurns, "turns skipped")
-	assert.Zero(t, load.WaitedTurns, "turns that waited for the bound")
-	assert.Zero(t, load.SetAsideTurns, "turns that waited for the namespace's share")
-	assert.Zero(t, load.LateTurns, "turns started late")
+	assert.Zero(t, load.SkippedTurns-atWarmUp.SkippedTurns, "turns skipped")
+	assert.Zero(t, load.WaitedTurns-atWarmUp.WaitedTurns, "turns that waited for the bound")
+	assert.Zero(t, load.SetAsideTurns-atWarmUp.SetAsideTurns, "turns that waited for the namespace's share")
+	assert.Zero(t, load.LateTurns-atWarmUp.LateTurns, "turns started late")
 	for i := range checks {
 		out, ok := r.s.Latest(keyN(i))
 		require.True(t, ok)
