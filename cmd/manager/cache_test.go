@@ -150,10 +150,15 @@ func TestCheckerKeysReadTheCachedObjects(t *testing.T) {
 	ctx := context.Background()
 	direct, err := client.New(cp.Config, client.Options{Scheme: newScheme()})
 	require.NoError(t, err)
-	namespaces := []string{"keys-a", "keys-b"}
+	// Generated names: envtest runs no namespace controller, so a deleted
+	// namespace stays terminating and a rerun (-count) cannot reuse it.
+	var namespaces []string
 	var want []sharding.Checker
-	for _, ns := range namespaces {
-		require.NoError(t, direct.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	for range 2 {
+		created := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "keys-"}}
+		require.NoError(t, direct.Create(ctx, created))
+		ns := created.Name
+		namespaces = append(namespaces, ns)
 		for i := range perNamespace {
 			wc := &webcheckerv1alpha1.WebChecker{
 				ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("wc-%03d", i)},
